@@ -1,0 +1,48 @@
+# Every target bootstraps .venv from the lock file, so a fresh clone needs nothing else.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+SCHEMA  := .cache/acp-schema/schema.json
+PYTEST_N ?= auto
+
+.PHONY: parity test record lint peers schema bench clean
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+$(SCHEMA): $(STAMP) parity/acp_schema.py
+	$(BIN)/python -m parity.acp_schema fetch
+
+schema: $(SCHEMA)
+
+## make parity: every scenario against every available target, then the summary table.
+parity: $(STAMP) $(SCHEMA)
+	$(BIN)/parity run
+
+## make test: unit and integration tests of both packages, plus the parity suite.
+test: $(STAMP) $(SCHEMA)
+	$(BIN)/pytest -n $(PYTEST_N) -q
+
+## make record: (re)write snapshots for every available target.
+record: $(STAMP) $(SCHEMA)
+	$(BIN)/parity record
+
+## make peers: install the third-party peer agents into .cache/peers.
+peers: $(STAMP)
+	$(BIN)/parity peers install
+
+lint: $(STAMP)
+	$(BIN)/ruff check parity acp_plus tests bench
+	$(BIN)/ruff format --check parity acp_plus tests bench
+	$(BIN)/mypy
+
+bench: $(STAMP) $(SCHEMA)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .cache
