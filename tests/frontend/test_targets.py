@@ -1,0 +1,177 @@
+"""Target declarations: parsing, merging, templating and availability reasons."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from parity import targets as t
+
+NATIVE_REASON = "dsh not found on PATH (native DSH is not installable here; see docs/native.md)"
+
+
+def test_builtins_parse_and_name_every_required_target(tmp_path: Path) -> None:
+    config = t.load_config(tmp_path)
+    assert {"plus", "plus-openai", "native", "codex-acp", "qwen-code", "opencode"} <= set(
+        config.targets
+    )
+    assert config.source == "built-in"
+    assert config.targets["native"].family == "dsh"
+    assert config.targets["codex-acp"].dialect == "openai-responses"
+    assert config.targets["codex-acp"].install == {"npm": "@zed-industries/codex-acp@0.16.0"}
+
+
+def test_unavailable_reasons_are_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    config = t.load_config(tmp_path)
+    rows = {name: (state, detail) for name, state, detail in t.describe(config)}
+    assert rows["native"] == ("unavailable", NATIVE_REASON)
+    for peer in ("codex-acp", "qwen-code", "opencode"):
+        assert rows[peer] == ("unavailable", "not installed: run make peers")
+    assert rows["plus"][0] == "available"
+
+
+def test_peer_becomes_available_once_its_binary_exists(tmp_path: Path) -> None:
+    config = t.load_config(tmp_path)
+    spec = config.targets["qwen-code"]
+    assert t.availability(spec, tmp_path) == "not installed: run make peers"
+    binary = tmp_path / ".cache/peers/qwen-code/node_modules/.bin/qwen"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\n")
+    assert t.availability(spec, tmp_path) is None
+
+
+def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
+    config = t.load_config(tmp_path)
+    home, work = tmp_path / "home", tmp_path / "work"
+    launch = t.plan(
+        config.targets["plus"],
+        repo=tmp_path,
+        llm_base="http://127.0.0.1:9/runs/r1/",
+        workdir=work,
+        home=home,
+        base_env={"PATH": "/bin", "OPENAI_API_KEY": "leak", "HOME": "/root"},
+    )
+    assert launch.argv == (
+        sys.executable,
+        "-m",
+        "acp_plus",
+        "--config",
+        f"{home}/acp-plus.toml",
+        "--home",
+        f"{home}/acp-plus",
+    )
+    assert launch.env == {"PATH": "/bin", "HOME": str(home)}
+    cfg = tomllib.loads(launch.files["acp-plus.toml"])
+    assert cfg == {
+        "provider": "mock",
+        "model": "mock",
+        "providers": {"parity": {"api": "parity-stream", "base_url": "http://127.0.0.1:9/runs/r1"}},
+    }
+    t.write_files(launch, home)
+    assert (home / "acp-plus.toml").read_text() == launch.files["acp-plus.toml"]
+
+
+def test_json_templates_keep_their_braces(tmp_path: Path) -> None:
+    config = t.load_config(tmp_path)
+    launch = t.plan(
+        config.targets["opencode"],
+        repo=tmp_path,
+        llm_base="http://127.0.0.1:9/runs/r2",
+        workdir=tmp_path / "w",
+        home=tmp_path / "h",
+        base_env={},
+    )
+    data = json.loads(launch.files["opencode.json"])
+    assert data["provider"]["fake"]["options"]["baseURL"] == "http://127.0.0.1:9/runs/r2/v1"
+    assert launch.env["OPENCODE_CONFIG"] == f"{tmp_path / 'h'}/opencode.json"
+
+
+def test_project_file_overrides_and_adds(tmp_path: Path) -> None:
+    (tmp_path / "parity.toml").write_text(
+        'snapshots = "snaps"\n'
+        "[targets.plus.env]\nEXTRA = '{workdir}'\n"
+        "[targets.echo]\nfamily = 'peer'\ndialect = 'openai-chat'\n"
+        "fixture_tools = 'mcp'\ncommand = ['{python}', 'agent.py']\n"
+    )
+    config = t.load_config(tmp_path)
+    assert config.snapshots_dir == tmp_path / "snaps"
+    assert config.targets["plus"].env == {"EXTRA": "{workdir}"}
+    assert config.targets["plus"].dialect == "parity-stream"  # merged, not replaced
+    assert config.targets["echo"].source.endswith("parity.toml")
+    assert t.availability(config.targets["echo"], tmp_path) is None
+
+
+def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.parity.targets.native]\nrequires = []\ncommand = ['/nope/dsh']\n"
+    )
+    config = t.load_config(tmp_path)
+    assert "[tool.parity]" in config.source
+    assert t.availability(config.targets["native"], tmp_path) == "/nope/dsh not found"
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        (
+            {"family": "x", "dialect": "openai-chat", "fixture_tools": "mcp", "command": ["a"]},
+            "`family` must be one of dsh, peer, got 'x'",
+        ),
+        (
+            {"family": "dsh", "dialect": "openai-chat", "fixture_tools": "mcp"},
+            "`command` is required",
+        ),
+        (
+            {
+                "family": "dsh",
+                "dialect": "openai-chat",
+                "fixture_tools": "mcp",
+                "command": ["a"],
+                "comand": 1,
+            },
+            "unknown key(s) ['comand']",
+        ),
+        (
+            {
+                "family": "dsh",
+                "dialect": "openai-chat",
+                "fixture_tools": "mcp",
+                "command": ["a"],
+                "requires": [{"reason": "x"}],
+            },
+            "needs `command` or `file`",
+        ),
+    ],
+)
+def test_bad_declarations_name_file_and_target(table: dict[str, object], message: str) -> None:
+    with pytest.raises(t.TargetConfigError) as info:
+        t.parse_target("bad", table, "parity.toml")
+    assert str(info.value).startswith("parity.toml: target 'bad': ")
+    assert message in str(info.value)
+
+
+def test_setup_failure_is_reported_with_its_output(tmp_path: Path) -> None:
+    spec = t.TargetSpec(
+        name="s",
+        family="peer",
+        dialect="openai-chat",
+        fixture_tools="mcp",
+        command=("x",),
+        setup=("{python}", "-c", "import sys; sys.exit('no toolchain')"),
+    )
+    reason = t.run_setup(spec, tmp_path)
+    assert reason is not None and "exited 1" in reason and "no toolchain" in reason
+    ok = t.TargetSpec(
+        name="s",
+        family="peer",
+        dialect="openai-chat",
+        fixture_tools="mcp",
+        command=("x",),
+        setup=("{python}", "-c", "pass"),
+    )
+    assert t.run_setup(ok, tmp_path) is None
