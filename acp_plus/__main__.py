@@ -1,0 +1,84 @@
+"""The `acp-plus` command (also `python -m acp_plus`): an ACP agent on stdio.
+
+Stdout carries protocol frames only; logs go to stderr. `--help` and the `--dump-*`
+options print and exit without starting the protocol. A configuration error prints one
+line on stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from acp_plus.config import SCHEMA, ConfigError, default_home, load_file
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-plus",
+        description="An ACP agent (JSON-RPC 2.0 over stdio) with the dsh-acp wire contract. "
+        "Start it from an ACP client such as Zed; it speaks on stdin/stdout.",
+    )
+    parser.add_argument("--config", type=Path, metavar="FILE", help="TOML configuration file")
+    parser.add_argument(
+        "--home",
+        type=Path,
+        metavar="DIR",
+        help="state directory for session logs (default: $ACP_PLUS_HOME, else "
+        "$XDG_DATA_HOME/acp-plus, else ~/.local/share/acp-plus)",
+    )
+    parser.add_argument(
+        "--dump-config", action="store_true", help="print the effective configuration as JSON"
+    )
+    parser.add_argument(
+        "--dump-config-schema",
+        action="store_true",
+        help="print the configuration's JSON Schema",
+    )
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("ACP_PLUS_LOG", "WARNING"),
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="stderr log level (default: $ACP_PLUS_LOG or WARNING)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit status."""
+    args = _parser().parse_args(argv)
+    if args.dump_config_schema:
+        print(json.dumps(SCHEMA, indent=2))
+        return 0
+    home = (args.home or default_home(os.environ)).expanduser().absolute()
+    try:
+        config = load_file(args.config, home)
+    except ConfigError as exc:
+        print(f"acp-plus: config error: {exc}", file=sys.stderr)
+        return 2
+    if args.dump_config:
+        print(json.dumps(config.to_json(), indent=2))
+        return 0
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level,
+        format="acp-plus %(levelname)s %(name)s: %(message)s",
+    )
+    # Imported here so `--help` and the dumps stay instant.
+    import asyncio
+
+    from acp_plus.server import run_stdio
+
+    try:
+        asyncio.run(run_stdio(config))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
