@@ -8,7 +8,6 @@ PATH and the file system), `write_files` (writes a run's config files) and `run_
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -28,9 +27,6 @@ PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home")
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
 
-# The variables an agent inherits from the harness; everything else is the target's own
-# `env`, so a developer's shell (API keys, HOME, XDG dirs) never leaks into a run.
-_INHERITED_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "SYSTEMROOT")
 
 
 class TargetConfigError(ValueError):
@@ -108,18 +104,18 @@ def plan(
     llm_base: str,
     workdir: Path,
     home: Path,
-    base_env: Mapping[str, str] | None = None,
 ) -> LaunchPlan:
-    """Render `spec` for one run. `base_env` defaults to the harness's own environment."""
+    """Render `spec` for one run.
+
+    `env` holds only the target's own variables: the driver builds the rest of the
+    agent's environment (scrubbed of credentials, private HOME, XDG dirs and TMPDIR).
+    """
     values = static_values(repo) | {
         "llm_base": llm_base.rstrip("/"),
         "workdir": str(workdir),
         "home": str(home),
     }
-    source_env = os.environ if base_env is None else base_env
-    env = {k: source_env[k] for k in _INHERITED_ENV if k in source_env}
-    env["HOME"] = str(home)
-    env.update({k: render(v, values) for k, v in spec.env.items()})
+    env = {k: render(v, values) for k, v in spec.env.items()}
     return LaunchPlan(
         target=spec.name,
         argv=tuple(render(a, values) for a in spec.command),

@@ -54,7 +54,6 @@ def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
         llm_base="http://127.0.0.1:9/runs/r1/",
         workdir=work,
         home=home,
-        base_env={"PATH": "/bin", "OPENAI_API_KEY": "leak", "HOME": "/root"},
     )
     assert launch.argv == (
         sys.executable,
@@ -65,7 +64,7 @@ def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
         "--home",
         f"{home}/acp-plus",
     )
-    assert launch.env == {"PATH": "/bin", "HOME": str(home)}
+    assert launch.env == {}
     cfg = tomllib.loads(launch.files["acp-plus.toml"])
     assert cfg == {
         "provider": "mock",
@@ -84,7 +83,6 @@ def test_json_templates_keep_their_braces(tmp_path: Path) -> None:
         llm_base="http://127.0.0.1:9/runs/r2",
         workdir=tmp_path / "w",
         home=tmp_path / "h",
-        base_env={},
     )
     data = json.loads(launch.files["opencode.json"])
     assert data["provider"]["fake"]["options"]["baseURL"] == "http://127.0.0.1:9/runs/r2/v1"
