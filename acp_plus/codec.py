@@ -1,0 +1,184 @@
+"""Wire codecs: turn endings to ACP stop reasons (§3.1), prompt settlement (§3.2), and
+JSON text exactly as JavaScript's `JSON.stringify` / `JSON.parse` produce and read it.
+
+Native dsh-acp is a Node program, so every JSON text it derives (cursors, option values,
+rendered resource links, parsed tool arguments) follows JavaScript's rules; Python's
+`json` differs on lone surrogates, float spelling and key order. The helpers here close
+those gaps so acp-plus matches byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from acp_plus.errors import RpcError, internal_error
+
+# --- §3.1 stop reasons --------------------------------------------------------------
+
+_STOP_REASONS: dict[str, str] = {
+    "completed": "end_turn",
+    "max-tokens": "max_tokens",
+    # A hook or another owner aborted the turn; a client cancel never reaches the codec.
+    "aborted": "end_turn",
+    # Crash recovery marks an unfinished turn interrupted when the session reloads.
+    "interrupted": "cancelled",
+    "blocked": "end_turn",
+}
+
+
+def stop_reason(kind: str) -> str:
+    """ACP `stopReason` for a `turn/end` reason kind; unknown kinds give `end_turn`.
+
+    `error` is settled before the codec (it rejects the prompt), so it too falls to the
+    default here; `refusal` and `max_turn_requests` are never produced.
+    """
+    return _STOP_REASONS.get(kind, "end_turn")
+
+
+def settle(
+    *,
+    cancel_requested: bool,
+    delivery_failure: str | None = None,
+    foreign_failure: str | None = None,
+    turn_end: Mapping[str, Any] | None = None,
+) -> dict[str, str] | RpcError:
+    """Outcome of a prompt once it is quiescent: the first matching rule of §3.2.
+
+    `delivery_failure` is the message of a failed assistant-output conversion in the
+    prompt's turn; `foreign_failure` the error chain of an agent failure outside it;
+    `turn_end` the `reason` object of the correlated `turn/end` (None: none correlated).
+    Returns the `session/prompt` result or the error to answer with.
+    """
+    if cancel_requested:
+        return {"stopReason": "cancelled"}
+    if delivery_failure is not None:
+        return internal_error(f"assistant output delivery failed: {delivery_failure}")
+    if foreign_failure is not None:
+        return internal_error(f"turn failed: {foreign_failure}")
+    if turn_end is None:
+        return {"stopReason": "cancelled"}
+    kind = turn_end.get("kind")
+    if kind == "error":
+        error = turn_end.get("error")
+        message = error.get("message") if isinstance(error, Mapping) else None
+        return internal_error(f"turn failed: {message if isinstance(message, str) else ''}")
+    return {"stopReason": stop_reason(kind if isinstance(kind, str) else "")}
+
+
+# --- JavaScript-compatible JSON -----------------------------------------------------
+
+_MAX_SAFE_INTEGER = 2**53 - 1
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
+_SHORT_ESCAPES["\t"] = "\\t"
+
+
+def js_string(text: str) -> str:
+    """`JSON.stringify(text)`: quotes, short escapes, `\\u00xx` for other controls, and
+    `\\udxxx` for lone surrogates (well-formed stringify, ES2019); nothing else escaped."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in _SHORT_ESCAPES:
+            out.append(_SHORT_ESCAPES[ch])
+        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
+            # Python strings hold surrogates only unpaired, so every one here is lone.
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def js_number(value: float) -> str:
+    """`Number.prototype.toString` as `JSON.stringify` uses it (non-finite gives `null`)."""
+    if math.isnan(value) or math.isinf(value):
+        return "null"
+    if value == 0:
+        return "0"  # JS prints -0 as 0
+    sign = "-" if value < 0 else ""
+    # repr gives the shortest round-trip digits, the same digits JS chooses.
+    mantissa, _, exponent = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    all_digits = whole + fraction
+    point = len(whole) + (int(exponent) if exponent else 0)
+    stripped = all_digits.lstrip("0")
+    point -= len(all_digits) - len(stripped)
+    digits = stripped.rstrip("0")
+    k, n = len(digits), point  # value = 0.<digits> * 10**n, ECMA-262 Number::toString
+    if k <= n <= 21:
+        body = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        body = digits[:n] + "." + digits[n:]
+    elif -6 < n <= 0:
+        body = "0." + "0" * (-n) + digits
+    else:
+        exp = n - 1
+        exp_text = f"e+{exp}" if exp >= 0 else f"e-{-exp}"
+        body = (digits if k == 1 else digits[0] + "." + digits[1:]) + exp_text
+    return sign + body
+
+
+def _is_array_index(key: str) -> bool:
+    # JS objects list integer-like keys (canonical uint32 below 2**32-1) first, ascending.
+    return key.isascii() and key.isdigit() and str(int(key)) == key and int(key) < 2**32 - 1
+
+
+def js_json(value: Any) -> str:
+    """Compact `JSON.stringify(value)` of plain JSON data (dict, list, str, number, bool, None).
+
+    Integers beyond 2**53 are printed as the double JS would hold; dict keys follow JS
+    property order (array-index keys ascending, then insertion order).
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return js_string(value)
+    if isinstance(value, int):
+        return str(value) if abs(value) <= _MAX_SAFE_INTEGER else js_number(float(value))
+    if isinstance(value, float):
+        return js_number(value)
+    if isinstance(value, Mapping):
+        keys = [str(k) for k in value]
+        index_keys = sorted((k for k in keys if _is_array_index(k)), key=int)
+        ordered = index_keys + [k for k in keys if not _is_array_index(k)]
+        lookup = {str(k): v for k, v in value.items()}
+        return "{" + ",".join(js_string(k) + ":" + js_json(lookup[k]) for k in ordered) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(js_json(item) for item in value) + "]"
+    raise TypeError(f"not JSON data: {type(value).__name__}")
+
+
+def _js_float(text: str) -> float | int:
+    # JS has one number type: an integral double prints without ".0", so keep it an int
+    # while it is printable as one (below 1e21, where JS switches to exponent form).
+    number = float(text)
+    if number.is_integer() and abs(number) < 1e21:
+        return int(number)
+    return number
+
+
+def _js_int(text: str) -> float | int:
+    number = int(text)
+    return number if abs(number) <= _MAX_SAFE_INTEGER else _js_float(text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def js_parse(text: str) -> Any:
+    """`JSON.parse(text)` with JS number semantics; raises ValueError where JS throws.
+
+    Both accept only JSON whitespace around the value; Python's extra NaN/Infinity
+    literals are refused, and integral numbers come back as int as JS would print them.
+    """
+    return json.loads(
+        text, parse_float=_js_float, parse_int=_js_int, parse_constant=_reject_constant
+    )
