@@ -1,0 +1,206 @@
+"""`mcpServers` validation and server-name normalization (§1.4).
+
+`validate` turns the client's `mcpServers` array into typed, normalized specs or raises
+the -32602 RpcError with the contract's exact detail. Nothing is started here; the MCP
+client in the core mounts the returned specs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from acp_plus.errors import RpcError, invalid_params
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_OTHER_RUN = re.compile(r"[^A-Za-z0-9_-]+")
+# RFC 7230 token characters, the rule Node applies to header names.
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# What String.prototype.trim removes (ECMAScript WhiteSpace + LineTerminator).
+_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+# WHATWG URL parsing strips leading and trailing C0 controls and spaces first.
+_URL_TRIM = "".join(chr(c) for c in range(0x21))
+
+INVALID_NAME = "mcpServers contains an invalid server name"
+
+
+@dataclass(frozen=True)
+class StdioServer:
+    """A stdio MCP server; it runs with `cwd` set to the session cwd."""
+
+    name: str
+    source_name: str
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    cwd: str
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """A streamable-HTTP MCP server."""
+
+    name: str
+    source_name: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+
+
+McpServerSpec = StdioServer | HttpServer
+
+
+def _node_utf8(text: str) -> bytes:
+    # Node hashes a string as UTF-8 with each lone surrogate replaced by U+FFFD.
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text).encode("utf-8")
+
+
+def normalize_name(name: str) -> str:
+    """The server namespace the model sees in `mcp__<server>__<tool>` (§1.4).
+
+    A name of 1-32 `[A-Za-z0-9_-]` is kept; any other becomes NFKD with runs of other
+    characters as `_`, `_` trimmed, cut to 20 (`server` if empty), `_` and the first 8 hex
+    digits of the name's SHA-256 appended, cut to 32. The caller checks validity first.
+    """
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    stem = _OTHER_RUN.sub("_", unicodedata.normalize("NFKD", name)).strip("_")[:20] or "server"
+    digest = hashlib.sha256(_node_utf8(name)).hexdigest()[:8]
+    return f"{stem}_{digest}"[:32]
+
+
+def is_valid_name(name: Any) -> bool:
+    """A server name must be a non-blank string without control characters."""
+    if not isinstance(name, str) or name.strip(_JS_WHITESPACE) == "":
+        return False
+    return not any(unicodedata.category(ch) == "Cc" for ch in name)
+
+
+def is_valid_header(name: str, value: str) -> bool:
+    """Node header validity: a token name; a value without NUL, CR or LF and with no
+    character above U+00FF (header values are byte strings)."""
+    if not _HEADER_NAME.fullmatch(name):
+        return False
+    return not any(ch in "\0\r\n" or ord(ch) > 0xFF for ch in value)
+
+
+def is_valid_env_entry(name: str, value: str) -> bool:
+    """An environment entry needs a non-empty name without `=` or NUL, and a value
+    without NUL."""
+    return name != "" and "=" not in name and "\0" not in name and "\0" not in value
+
+
+def is_http_url(url: str) -> bool:
+    """Whether `url` parses as an absolute `http:` or `https:` URL with a host."""
+    try:
+        parts = urlsplit(url.strip(_URL_TRIM))
+        _ = parts.port  # raises ValueError for a malformed port
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+
+
+def _invalid(index: int, detail: str) -> RpcError:
+    return invalid_params(f"mcpServers[{index}] is invalid: {detail}")
+
+
+def _pairs(index: int, entries: Any, field: str) -> list[tuple[str, str]]:
+    """`[{name, value}]` as pairs, or the schema refusal."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise _invalid(index, f"{field} must be an array")
+    pairs = []
+    for entry in entries:
+        if not (
+            isinstance(entry, Mapping)
+            and isinstance(entry.get("name"), str)
+            and isinstance(entry.get("value"), str)
+        ):
+            raise _invalid(index, f"{field} entries must be {{name, value}} strings")
+        pairs.append((entry["name"], entry["value"]))
+    return pairs
+
+
+def _stdio(index: int, server: Mapping[str, Any], cwd: str) -> StdioServer:
+    command, args = server.get("command"), server.get("args", [])
+    if not isinstance(command, str):
+        raise _invalid(index, "command must be a string")
+    if args is None:
+        args = []
+    if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        raise _invalid(index, "args must be an array of strings")
+    env = _pairs(index, server.get("env", []), "env")
+    if not command.startswith("/"):
+        raise invalid_params(f"mcpServers[{index}].command must be an absolute path")
+    seen: set[str] = set()
+    for name, value in env:
+        if not is_valid_env_entry(name, value):
+            raise invalid_params(f"mcpServers[{index}].env contains an invalid environment entry")
+        if name in seen:
+            raise invalid_params(f"mcpServers[{index}].env contains duplicate name: {name}")
+        seen.add(name)
+    return StdioServer("", server["name"], command, tuple(args), tuple(env), cwd)
+
+
+def _http(index: int, server: Mapping[str, Any]) -> HttpServer:
+    url = server.get("url")
+    if not isinstance(url, str):
+        raise _invalid(index, "url must be a string")
+    headers = _pairs(index, server.get("headers", []), "headers")
+    if not is_http_url(url):
+        raise invalid_params(f"mcpServers[{index}].url must be an absolute HTTP(S) URL")
+    seen: set[str] = set()
+    for name, value in headers:
+        if not is_valid_header(name, value):
+            raise invalid_params(f"mcpServers[{index}].headers contains an invalid header entry")
+        if name.lower() in seen:
+            raise invalid_params(f"mcpServers[{index}].headers contains duplicate name: {name}")
+        seen.add(name.lower())
+    return HttpServer("", server["name"], url, tuple(headers))
+
+
+def _server(index: int, server: Any, cwd: str) -> StdioServer | HttpServer:
+    if not isinstance(server, Mapping):
+        raise _invalid(index, "expected an object")
+    transport = server.get("type")
+    if transport is not None and not isinstance(transport, str):
+        raise _invalid(index, "type must be a string")
+    if transport not in (None, "stdio", "http"):
+        raise invalid_params(f"mcpServers[{index}] transport {transport} is not supported")
+    if not isinstance(server.get("name"), str):
+        raise _invalid(index, "name must be a string")
+    return _http(index, server) if transport == "http" else _stdio(index, server, cwd)
+
+
+def validate(mcp_servers: Any, *, cwd: str) -> list[McpServerSpec]:
+    """Typed specs for a request's `mcpServers` (absent or null means none), in order;
+    raises the §1.4 RpcError (-32602) for the first refused entry, then for names."""
+    if mcp_servers is None:
+        return []
+    if not isinstance(mcp_servers, list):
+        raise invalid_params("mcpServers is invalid: expected an array")
+    specs = [_server(i, server, cwd) for i, server in enumerate(mcp_servers)]
+    named: list[McpServerSpec] = []
+    seen: set[str] = set()
+    for spec in specs:
+        if not is_valid_name(spec.source_name):
+            raise invalid_params(INVALID_NAME)
+        name = normalize_name(spec.source_name)
+        if name in seen:
+            raise invalid_params(f"mcpServers contains duplicate normalized name: {name}")
+        seen.add(name)
+        named.append(_with_name(spec, name))
+    return named
+
+
+def _with_name(spec: McpServerSpec, name: str) -> McpServerSpec:
+    if isinstance(spec, StdioServer):
+        return StdioServer(name, spec.source_name, spec.command, spec.args, spec.env, spec.cwd)
+    return HttpServer(name, spec.source_name, spec.url, spec.headers)
