@@ -1,0 +1,233 @@
+"""The script engine: scenario `llm` entries -> canonical parity-stream responses.
+
+Pure functions over plain data, no I/O. A scenario's `llm` entries (their validated YAML
+mappings) become `Response`s: the parity-stream StreamChunk list a DSH-family target
+would receive (contract §8.1, helpers of §7.2), plus the few facts that are not chunks
+(hang after the chunks, per-chunk delay, failure before any chunk). Every dialect
+renderer translates this one canonical form, so all targets see the same script.
+
+`Script` holds the only state: which consumable entry comes next. Side entries (those
+with `match`) answer matching requests without consuming anything.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Chunk = dict[str, Any]
+"""One parity-stream StreamChunk (contract §8.1)."""
+
+DEFAULT_ERROR_CODE = "PROVIDER_ERROR"
+
+_FINISH_KINDS = {"stop": "stop", "tool-calls": "tool-calls", "max-tokens": "max-tokens"}
+
+
+@dataclass(frozen=True)
+class Response:
+    """A scripted model response in canonical (parity-stream) form."""
+
+    chunks: tuple[Chunk, ...]
+    """Chunks streamed in order. With `error_status` set, the single finish{error}."""
+    hang: bool = False
+    """After the chunks, hold the response open until the client disconnects."""
+    delay: float = 0.0
+    """Seconds to pause before each chunk."""
+    error_status: int | None = None
+    """HTTP status of a provider failure that comes before any chunk (provider dialects
+    answer with this status and their error JSON; parity-stream streams `chunks`)."""
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """What side-entry matching looks at, extracted from any dialect's request body."""
+
+    has_tools: bool
+    purpose: str | None = None
+    texts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The outcome of offering a request to the script."""
+
+    response: Response | None
+    entry: int | None = None
+    """Index into the scenario's `llm` list of the entry that answered."""
+    side: bool = False
+    problem: str | None = None
+    """`script exhausted` or `no entry matched`, when `response` is None."""
+
+
+def arguments_json(arguments: Any) -> str:
+    """Tool-call arguments as the raw JSON string a model emits.
+
+    A string is taken as already-raw JSON (so scripts can send malformed arguments);
+    anything else is serialized compactly, like JavaScript's `JSON.stringify`.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    """`text` cut into deltas of `size` characters (at least one delta, even if empty)."""
+    if size <= 0 or not text:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _failure(error: Mapping[str, Any]) -> dict[str, Any]:
+    failure: dict[str, Any] = {
+        "message": str(error.get("message", "provider error")),
+        "code": str(error.get("code", DEFAULT_ERROR_CODE)),
+    }
+    if error.get("status") is not None:
+        failure["status"] = int(error["status"])
+    return failure
+
+
+def _usage(usage: Mapping[str, Any]) -> Chunk:
+    counts: dict[str, int] = {
+        "inputTokens": int(usage.get("input", 0)),
+        "outputTokens": int(usage.get("output", 0)),
+    }
+    if usage.get("reasoning") is not None:
+        counts["reasoningTokens"] = int(usage["reasoning"])
+    return {"type": "usage", "usage": counts}
+
+
+def _text_block(index: int, kind: str, text: str, size: int, *, close: bool) -> list[Chunk]:
+    delta = "text-delta" if kind == "text" else "reasoning-delta"
+    chunks: list[Chunk] = [{"type": "block-start", "index": index, "blockType": kind}]
+    chunks += [{"type": delta, "index": index, "text": piece} for piece in _pieces(text, size)]
+    if close:
+        chunks.append({"type": "block-end", "index": index, "block": {"type": kind, "text": text}})
+    return chunks
+
+
+def _tool_block(index: int, call: Mapping[str, Any]) -> list[Chunk]:
+    call_id = str(call.get("id", f"call-{index}"))
+    name = str(call["name"])
+    args = arguments_json(call.get("arguments", {}))
+    return [
+        {"type": "block-start", "index": index, "blockType": "tool-call"},
+        {
+            "type": "tool-call-delta",
+            "index": index,
+            "id": call_id,
+            "name": name,
+            "argumentsDelta": args,
+        },
+        {
+            "type": "block-end",
+            "index": index,
+            "block": {"type": "tool-call", "id": call_id, "name": name, "arguments": args},
+        },
+    ]
+
+
+def build_response(params: Mapping[str, Any]) -> Response:
+    """Turn one `llm` entry mapping into its canonical `Response`.
+
+    Block order is reasoning, text, tool calls, with indexes counting up from 0
+    (the order DSH adapters emit). `usage` precedes `finish`, nothing follows it
+    (§8.1 stream rules). A mid-stream `error` streams the text/reasoning deltas
+    without block-end so nothing commits (§7.2 errorResponse); `then: hang` leaves
+    the text block open and sends no usage/finish (§7.2 'hang').
+    """
+    hang = params.get("then") == "hang"
+    delay = float(params.get("delay_ms", 0)) / 1000.0
+    error = params.get("error")
+
+    if "chunks" in params:
+        raw = tuple(dict(chunk) for chunk in params["chunks"])
+        return Response(chunks=raw, hang=hang, delay=delay)
+
+    if isinstance(error, Mapping) and error.get("status") is not None:
+        finish = {"type": "finish", "reason": {"kind": "error", "failure": _failure(error)}}
+        return Response(chunks=(finish,), delay=delay, error_status=int(error["status"]))
+
+    size = int(params.get("deltas", 1))
+    failing = isinstance(error, Mapping)
+    chunks: list[Chunk] = []
+    index = 0
+    if params.get("reasoning") is not None:
+        chunks += _text_block(index, "reasoning", str(params["reasoning"]), size, close=not failing)
+        index += 1
+    if params.get("text") is not None:
+        close = not failing and not hang
+        chunks += _text_block(index, "text", str(params["text"]), size, close=close)
+        index += 1
+    if failing:
+        assert isinstance(error, Mapping)
+        failure = _failure(error)
+        chunks.append({"type": "finish", "reason": {"kind": "error", "failure": failure}})
+        return Response(chunks=tuple(chunks), hang=False, delay=delay)
+
+    calls: Sequence[Mapping[str, Any]] = params.get("tool_calls") or []
+    for call in calls:
+        chunks += _tool_block(index, call)
+        index += 1
+    if not hang:
+        if params.get("usage") is not None:
+            chunks.append(_usage(params["usage"]))
+        default_finish = "tool-calls" if calls else "stop"
+        kind = _FINISH_KINDS.get(str(params.get("finish", default_finish)), "stop")
+        chunks.append({"type": "finish", "reason": {"kind": kind}})
+    return Response(chunks=tuple(chunks), hang=hang, delay=delay)
+
+
+def matches(match: Mapping[str, Any], view: RequestView) -> bool:
+    """Whether a side entry's `match` conditions all hold for a request."""
+    tools = match.get("tools")
+    if tools == "none" and view.has_tools:
+        return False
+    if tools == "any" and not view.has_tools:
+        return False
+    if "purpose" in match and view.purpose != match["purpose"]:
+        return False
+    needle = match.get("contains")
+    return needle is None or any(str(needle) in text for text in view.texts)
+
+
+@dataclass
+class Script:
+    """The consumable script of one run plus its side entries.
+
+    `entries` are the scenario's `llm` mappings in file order; indexes reported in
+    `Answer.entry` refer to this list.
+    """
+
+    entries: list[Mapping[str, Any]]
+    cursor: int = 0
+    """Position in `entries` of the next consumable candidate."""
+    _responses: dict[int, Response] = field(default_factory=dict, repr=False)
+
+    def _response(self, index: int) -> Response:
+        if index not in self._responses:
+            self._responses[index] = build_response(self.entries[index])
+        return self._responses[index]
+
+    def answer(self, view: RequestView) -> Answer:
+        """Answer one model request: a matching side entry, else the next entry.
+
+        Side entries are tried first and in file order; they never advance the
+        cursor. With no consumable entry left the answer carries a problem.
+        """
+        for index, params in enumerate(self.entries):
+            match = params.get("match")
+            if isinstance(match, Mapping) and matches(match, view):
+                return Answer(self._response(index), entry=index, side=True)
+        while self.cursor < len(self.entries) and "match" in self.entries[self.cursor]:
+            self.cursor += 1
+        if self.cursor >= len(self.entries):
+            consumable = any("match" not in params for params in self.entries)
+            if not consumable and self.entries:
+                return Answer(None, problem="no entry matched")
+            return Answer(None, problem="script exhausted")
+        index = self.cursor
+        self.cursor += 1
+        return Answer(self._response(index), entry=index)

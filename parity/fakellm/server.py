@@ -1,0 +1,382 @@
+"""The fake LLM HTTP server: one aiohttp app, one base URL per run.
+
+Thin I/O around the pure parts: each handler records the request, asks the run's
+`Script` for an answer, renders it with the dialect's pure renderer and writes it
+out, pausing before each chunk and holding the response open for hangs. The server
+runs with handler cancellation on, so a client closing its connection cancels the
+handler; that cancellation is how aborts (a target cancelling its turn) are seen.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from aiohttp import web
+
+from parity.fakellm import anthropic_messages, openai_chat, openai_responses, parity_stream
+from parity.fakellm.script import Response, Script
+from parity.fakellm.wire import Wire, anthropic_error, assemble, openai_error
+from parity.scenario import LlmEntry, Tool
+from parity.transcript import ModelRequest
+
+VIA_HEADER = "X-Parity-Via"
+"""Set by the MCP fixture bridge so its forwarded tool calls are recorded as `mcp`."""
+
+
+class Run:
+    """One (scenario, target) run: its script, tools, catalog and recorded requests."""
+
+    def __init__(
+        self,
+        run_id: str,
+        base_url: str,
+        entries: Sequence[Mapping[str, Any]],
+        tools: Sequence[Tool],
+        catalog: Mapping[str, Any],
+    ) -> None:
+        self.run_id = run_id
+        self.base_url = base_url
+        self.requests: list[ModelRequest] = []
+        self.script = Script(list(entries))
+        self.tools = {tool.name: tool for tool in tools}
+        self.catalog = parity_stream.catalog(catalog, tools)
+        self.closed = False
+        self._t0 = time.monotonic()
+        self._callbacks: list[Callable[[ModelRequest], None]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def on_request(self, cb: Callable[[ModelRequest], None]) -> None:
+        """Call `cb` with each request as it arrives (on the server's thread)."""
+        self._callbacks.append(cb)
+
+    def mark_start(self, t0: float) -> None:
+        """Set the `time.monotonic()` reference that `ModelRequest.t` is relative to."""
+        self._t0 = t0
+
+    def now(self) -> float:
+        """Seconds since the run's start reference."""
+        return time.monotonic() - self._t0
+
+    def record(self, method: str, path: str, dialect: str, body: Any) -> ModelRequest:
+        """Append a new request record and tell the listeners."""
+        rec = ModelRequest(
+            seq=len(self.requests),
+            t=self.now(),
+            method=method,
+            path=path,
+            dialect=dialect,
+            body=body,
+        )
+        self.requests.append(rec)
+        for cb in self._callbacks:
+            try:
+                cb(rec)
+            except Exception as exc:  # a listener's bug must not take the fake down
+                print(f"fakellm: on_request callback failed: {exc!r}", file=sys.stderr)
+        return rec
+
+    @contextmanager
+    def tracking(self) -> Iterator[None]:
+        """Register the current handler task so `close` can end it."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            yield
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    def close(self) -> None:
+        """End every in-flight request of this run (recorded as `run closed`)."""
+        self.closed = True
+        for task in list(self._tasks):
+            task.cancel()
+
+    def interrupted(self, rec: ModelRequest) -> None:
+        """Record why an in-flight request ended early: a client abort or the run closing."""
+        if rec.aborted or rec.problem == "run closed":
+            return
+        if self.closed:
+            rec.problem = "run closed"
+        else:
+            rec.aborted = True
+            rec.aborted_at = self.now()
+
+
+async def _hold() -> None:
+    """Wait until cancelled (the client disconnected or the run closed)."""
+    await asyncio.Event().wait()
+
+
+async def _body(request: web.Request) -> Any:
+    raw = await request.read()
+    if not raw:
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _json(status: int, body: Any) -> web.Response:
+    return web.json_response(body, status=status, dumps=lambda v: json.dumps(v, ensure_ascii=False))
+
+
+class FakeLLM:
+    """The fake LLM server. Start it once, open one run per (scenario, target)."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self._runs: dict[str, Run] = {}
+        self._runner: web.AppRunner | None = None
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Listen on `host:port` (port 0: the OS picks a free one); sets `url`."""
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/runs/{run}/catalog", self._catalog)
+        app.router.add_post("/runs/{run}/stream", self._parity_stream)
+        app.router.add_post("/runs/{run}/tools/call", self._tool_call)
+        app.router.add_post("/runs/{run}/v1/chat/completions", self._chat)
+        app.router.add_post("/runs/{run}/v1/responses", self._responses)
+        app.router.add_post("/runs/{run}/v1/messages", self._messages)
+        app.router.add_get("/runs/{run}/v1/models", self._models)
+        app.router.add_route("*", "/runs/{run}/{tail:.*}", self._other)
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port)
+        await site.start()
+        bound = self._runner.addresses[0]
+        self.url = f"http://{host}:{bound[1]}"
+
+    async def stop(self) -> None:
+        """Close every run and stop listening; in-flight responses are cut."""
+        for run_id in list(self._runs):
+            self.close_run(run_id)
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    def open_run(
+        self,
+        run_id: str,
+        *,
+        llm: Sequence[LlmEntry | Mapping[str, Any]],
+        tools: Sequence[Tool],
+        catalog: Mapping[str, Any],
+    ) -> Run:
+        """Register a run; its base URL is `{url}/runs/{run_id}`."""
+        if run_id in self._runs:
+            raise ValueError(f"run {run_id!r} is already open")
+        entries = [e.params if isinstance(e, LlmEntry) else e for e in llm]
+        run = Run(run_id, f"{self.url}/runs/{run_id}", entries, tools, catalog)
+        self._runs[run_id] = run
+        return run
+
+    def close_run(self, run_id: str) -> None:
+        """Forget a run and end its in-flight requests. Unknown ids are ignored."""
+        run = self._runs.pop(run_id, None)
+        if run is not None:
+            run.close()
+
+    # -- handlers ---------------------------------------------------------------
+
+    def _run(self, request: web.Request) -> Run:
+        run = self._runs.get(request.match_info["run"])
+        if run is None:
+            raise web.HTTPNotFound(text=f"no open run {request.match_info['run']!r}\n")
+        return run
+
+    async def _start(self, request: web.Request, dialect: str) -> tuple[Run, ModelRequest]:
+        run = self._run(request)
+        body = await _body(request)
+        path = request.path[len(f"/runs/{run.run_id}") :]
+        return run, run.record(request.method, path, dialect, body)
+
+    async def _catalog(self, request: web.Request) -> web.StreamResponse:
+        run, _ = await self._start(request, "parity-stream")
+        return _json(200, run.catalog)
+
+    async def _models(self, request: web.Request) -> web.StreamResponse:
+        run, _ = await self._start(request, "openai-chat")
+        models = [
+            {"id": model["id"], "object": "model", "created": 0, "owned_by": provider["id"]}
+            for provider in run.catalog.get("providers", [])
+            for model in provider.get("models", [])
+        ]
+        return _json(200, {"object": "list", "data": models})
+
+    async def _other(self, request: web.Request) -> web.StreamResponse:
+        _, rec = await self._start(request, "other")
+        rec.status, rec.problem = 404, "unknown endpoint"
+        return _json(404, {"error": f"no such endpoint: {rec.path}"})
+
+    def _refuse(self, rec: ModelRequest, problem: str, body: Any) -> web.Response:
+        rec.status, rec.problem = 409, problem
+        return _json(409, body)
+
+    def _answer(
+        self, run: Run, rec: ModelRequest, view: Callable[[Any], Any], why: str | None
+    ) -> Response | str:
+        """The script's response for a request, or the problem text (recorded)."""
+        if why is not None:
+            return why
+        answer = run.script.answer(view(rec.body))
+        rec.side = answer.side
+        rec.entry = None if answer.side else answer.entry
+        if answer.response is None:
+            return answer.problem or "no answer"
+        return answer.response
+
+    async def _stream(
+        self,
+        request: web.Request,
+        run: Run,
+        rec: ModelRequest,
+        reply: Response,
+        wire: Wire,
+        content_type: str,
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=200, headers={"Content-Type": content_type, "Cache-Control": "no-cache"}
+        )
+        with run.tracking():
+            try:
+                await response.prepare(request)
+                if wire.head:
+                    await response.write(wire.head)
+                for part in wire.parts:
+                    if reply.delay:
+                        await asyncio.sleep(reply.delay)
+                    if part:
+                        await response.write(part)
+                if reply.hang:
+                    await _hold()
+                await response.write_eof()
+            except asyncio.CancelledError:
+                run.interrupted(rec)
+                raise
+            except ConnectionError:
+                run.interrupted(rec)
+        return response
+
+    async def _pause_whole(self, run: Run, rec: ModelRequest, reply: Response) -> None:
+        """Delay and hang for a non-streaming answer; False when it was interrupted."""
+        with run.tracking():
+            try:
+                if reply.delay:
+                    await asyncio.sleep(reply.delay * len(reply.chunks))
+                if reply.hang:
+                    await _hold()
+            except asyncio.CancelledError:
+                run.interrupted(rec)
+                raise
+
+    async def _parity_stream(self, request: web.Request) -> web.StreamResponse:
+        run, rec = await self._start(request, "parity-stream")
+        reply = self._answer(run, rec, parity_stream.view, parity_stream.problem(rec.body))
+        if isinstance(reply, str):
+            return self._refuse(rec, reply, parity_stream.protocol_error(reply, rec.body))
+        wire = parity_stream.render(reply.chunks)
+        return await self._stream(request, run, rec, reply, wire, "application/x-ndjson")
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        run, rec = await self._start(request, "openai-chat")
+        reply = self._answer(run, rec, openai_chat.view, openai_chat.problem(rec.body))
+        if isinstance(reply, str):
+            return self._refuse(rec, reply, openai_error(reply, "PARITY_PROTOCOL", 409))
+        if (failed := self._failed_before(rec, reply, whole=False)) is not None:
+            return _json(rec.status, openai_error(*failed))
+        ident, model = f"chatcmpl-{rec.seq}", str(rec.body.get("model", "mock"))
+        if openai_chat.wants_stream(rec.body):
+            options = rec.body.get("stream_options") or {}
+            include = bool(isinstance(options, Mapping) and options.get("include_usage"))
+            wire = openai_chat.render_stream(
+                reply.chunks, ident=ident, model=model, include_usage=include
+            )
+            return await self._stream(request, run, rec, reply, wire, "text/event-stream")
+        await self._pause_whole(run, rec, reply)
+        if (failed := self._failed_before(rec, reply, whole=True)) is not None:
+            return _json(rec.status, openai_error(*failed))
+        return _json(200, openai_chat.render_full(reply.chunks, ident=ident, model=model))
+
+    async def _responses(self, request: web.Request) -> web.StreamResponse:
+        run, rec = await self._start(request, "openai-responses")
+        reply = self._answer(run, rec, openai_responses.view, openai_responses.problem(rec.body))
+        if isinstance(reply, str):
+            return self._refuse(rec, reply, openai_error(reply, "PARITY_PROTOCOL", 409))
+        if (failed := self._failed_before(rec, reply, whole=False)) is not None:
+            return _json(rec.status, openai_error(*failed))
+        ident, model = f"resp_{rec.seq}", str(rec.body.get("model", "mock"))
+        if rec.body.get("stream"):
+            wire = openai_responses.render(reply.chunks, ident=ident, model=model)
+            return await self._stream(request, run, rec, reply, wire, "text/event-stream")
+        await self._pause_whole(run, rec, reply)
+        if (failed := self._failed_before(rec, reply, whole=True)) is not None:
+            return _json(rec.status, openai_error(*failed))
+        return _json(200, openai_responses.render_full(reply.chunks, ident=ident, model=model))
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        run, rec = await self._start(request, "anthropic-messages")
+        reply = self._answer(
+            run, rec, anthropic_messages.view, anthropic_messages.problem(rec.body)
+        )
+        if isinstance(reply, str):
+            return self._refuse(rec, reply, anthropic_error(reply, 409))
+        if (failed := self._failed_before(rec, reply, whole=False)) is not None:
+            return _json(rec.status, anthropic_error(failed[0], rec.status))
+        ident, model = f"msg_{rec.seq}", str(rec.body.get("model", "mock"))
+        if anthropic_messages.wants_stream(rec.body):
+            wire = anthropic_messages.render_stream(reply.chunks, ident=ident, model=model)
+            return await self._stream(request, run, rec, reply, wire, "text/event-stream")
+        await self._pause_whole(run, rec, reply)
+        if (failed := self._failed_before(rec, reply, whole=True)) is not None:
+            return _json(rec.status, anthropic_error(failed[0], rec.status))
+        return _json(200, anthropic_messages.render_full(reply.chunks, ident=ident, model=model))
+
+    @staticmethod
+    def _failed_before(
+        rec: ModelRequest, reply: Response, *, whole: bool
+    ) -> tuple[str, str, int] | None:
+        """(message, code, status) when a provider dialect must answer with an HTTP error.
+
+        A failure before the stream always does; a mid-stream failure does only for a
+        non-streaming request (`whole`), which has no stream to fail in.
+        """
+        if reply.error_status is None and not whole:
+            return None
+        failure = assemble(reply.chunks).failure
+        if failure is None:
+            return None
+        status = int(reply.error_status or failure.get("status") or 500)
+        rec.status = status
+        message = str(failure.get("message", "provider error"))
+        return message, str(failure.get("code", "PROVIDER_ERROR")), status
+
+    async def _tool_call(self, request: web.Request) -> web.StreamResponse:
+        via = "mcp" if request.headers.get(VIA_HEADER) == "mcp" else "parity-stream"
+        run, rec = await self._start(request, via)
+        why = parity_stream.tool_call_problem(rec.body)
+        tool = run.tools.get(rec.body["name"]) if why is None else None
+        if why is None and tool is None:
+            why = f"unknown tool: {rec.body['name']}"
+        if why is not None or tool is None:
+            problem = why or "unknown tool"
+            return self._refuse(rec, problem, parity_stream.protocol_error(problem, rec.body))
+        with run.tracking():
+            try:
+                if tool.delay_ms:
+                    await asyncio.sleep(tool.delay_ms / 1000.0)
+                if tool.hang:
+                    await _hold()
+            except asyncio.CancelledError:
+                run.interrupted(rec)
+                raise
+        return _json(200, parity_stream.tool_result(tool))

@@ -1,0 +1,104 @@
+"""`FakeLLMThread`: the fake LLM on its own event loop in a daemon thread.
+
+For callers that are not asyncio code (the pytest plugin, the CLI's synchronous
+paths). Every call into the server hops onto its loop, so the server's state is only
+ever touched from one thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from parity.fakellm.server import FakeLLM, Run
+from parity.scenario import LlmEntry, Tool
+
+T = TypeVar("T")
+
+
+class FakeLLMThread:
+    """A `FakeLLM` served from a background thread; usable as a context manager."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._host = host
+        self._port = port
+        self._server = FakeLLM()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """The server's root URL, e.g. `http://127.0.0.1:41237`."""
+        return self._server.url
+
+    def start(self) -> None:
+        """Start the loop thread and wait until the server listens (errors re-raised)."""
+        if self._thread is not None:
+            return
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="fakellm", daemon=True)
+        self._thread.start()
+        try:
+            self._call_async(self._server.start(self._host, self._port))
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        """Stop the server, then the loop and its thread. Safe to call twice."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        try:
+            if self._server.url:
+                self._call_async(self._server.stop())
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
+            self._loop = self._thread = None
+
+    def open_run(
+        self,
+        run_id: str,
+        *,
+        llm: Sequence[LlmEntry | Mapping[str, Any]],
+        tools: Sequence[Tool],
+        catalog: Mapping[str, Any],
+    ) -> Run:
+        """`FakeLLM.open_run`, run on the server's loop."""
+        return self._call(
+            lambda: self._server.open_run(run_id, llm=llm, tools=tools, catalog=catalog)
+        )
+
+    def close_run(self, run_id: str) -> None:
+        """`FakeLLM.close_run`, run on the server's loop."""
+        self._call(lambda: self._server.close_run(run_id))
+
+    def __enter__(self) -> FakeLLMThread:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def _call_async(self, coro: Any) -> Any:
+        if self._loop is None:
+            raise RuntimeError("FakeLLMThread is not started")
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
+
+    def _call(self, fn: Callable[[], T]) -> T:
+        async def hop() -> T:
+            return fn()
+
+        result: T = self._call_async(hop())
+        return result
