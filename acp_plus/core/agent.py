@@ -1,0 +1,339 @@
+"""The model loop: stream a step, commit it, run its tools, repeat until a finish ends the turn.
+
+Every state change is a committed event (`core/store.py`), and `on_event` is called
+synchronously, in commit order, right after each commit; the ACP projection reads
+nothing else. Cancellation (`Agent.cancel()` or cancelling the task awaiting
+`run_turn`) aborts the model stream or the running tool, commits the streamed prefix,
+and ends the turn `aborted`; it never waits on a tool that ignores it for longer than
+`cancel_grace` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from acp_plus.core import events as ev
+from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
+from acp_plus.core.history import (
+    build_messages,
+    interrupted_turn,
+    last_route,
+    last_turn,
+    used_tokens,
+)
+from acp_plus.core.llm.base import ModelRequest, Router
+from acp_plus.core.sandbox import SandboxMode
+from acp_plus.core.step import StepAccumulator, tool_calls
+from acp_plus.core.store import SessionLog
+from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
+
+log = logging.getLogger(__name__)
+
+CANCELLED_TOOL_TEXT = "Tool call was cancelled."
+
+
+class Route(NamedTuple):
+    """Which model a turn runs on. `effort` None means the model's default effort."""
+
+    provider: str
+    model: str
+    effort: str | None = None
+    explicit_effort: bool = False
+
+
+class TurnInProgress(RuntimeError):
+    """`run_turn` was called while a turn is still running."""
+
+
+def parse_arguments(raw: str) -> dict[str, Any]:
+    """Parse a tool call's raw JSON arguments; an empty string means `{}`.
+
+    Raises ValueError with a message meant for the model when they are not an object.
+    """
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ValueError(f"tool arguments are not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ValueError("tool arguments must be a JSON object")
+    return value
+
+
+def denied_text(outcome: str) -> str:
+    """The failed tool result the model sees when an approval is not granted."""
+    return f"Tool call was not approved ({outcome})."
+
+
+class Agent:
+    """Runs the turns of one session over its log."""
+
+    def __init__(
+        self,
+        log: SessionLog,
+        providers: Router,
+        tools: ToolRegistry,
+        approvals: ApprovalChain,
+        cwd: Path | str,
+        on_event: Callable[[dict[str, Any]], None],
+        *,
+        sandbox: SandboxMode = "workspace-write",
+        system: str | None = None,
+        cancel_grace: float = 5.0,
+    ):
+        self.log = log
+        self.providers = providers
+        self.tools = tools
+        self.approvals = approvals
+        self.cwd = Path(cwd)
+        self.on_event = on_event
+        self.sandbox: SandboxMode = sandbox
+        self.system = system
+        self.cancel_grace = cancel_grace
+        self._inner: asyncio.Task[ev.TurnEndReason] | None = None
+        self._inbox: list[list[dict[str, Any]]] = []
+
+    # -- state -------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is in progress."""
+        return self._inner is not None and not self._inner.done()
+
+    def used_tokens(self) -> int:
+        """The token meter for `usage_update.used` (see `history.used_tokens`)."""
+        return used_tokens(self.log.events())
+
+    def commit(self, event: Any) -> dict[str, Any]:
+        """Append an event to the log, then hand the committed form to `on_event`.
+
+        A failing `on_event` is logged, not raised: delivery is the session layer's
+        concern and must not corrupt the loop's state.
+        """
+        committed = self.log.append(event)
+        try:
+            self.on_event(committed)
+        except Exception:
+            log.exception("on_event failed for %s", committed.get("type"))
+        return committed
+
+    def settle_interrupted(self) -> dict[str, Any] | None:
+        """Commit `turn/end{interrupted}` for a turn a crash left open; None if none was."""
+        turn = interrupted_turn(self.log.events())
+        if turn is None:
+            return None
+        return self.commit(ev.turn_end(turn, "interrupted"))
+
+    def record_route(self, route: Route | tuple[Any, ...]) -> dict[str, Any] | None:
+        """Commit `route/set` if `route` differs from the last logged one (for resume, §1.5)."""
+        r = Route(*route)
+        last = last_route(self.log.events())
+        if last is not None and (
+            last["provider"],
+            last["model"],
+            last["effort"],
+            last["explicitEffort"],
+        ) == (r.provider, r.model, r.effort, r.explicit_effort):
+            return None
+        return self.commit(ev.route_set(r.provider, r.model, r.effort, r.explicit_effort))
+
+    # -- control -----------------------------------------------------------------------
+
+    def cancel(self) -> bool:
+        """Abort the running turn (stream or tools); True if there was one to abort."""
+        if not self.running:
+            return False
+        assert self._inner is not None
+        self._inner.cancel()
+        return True
+
+    def steer(self, content: list[dict[str, Any]]) -> bool:
+        """Queue user content for the running turn's next step boundary.
+
+        Returns False (and queues nothing) when no turn is running.
+        """
+        if not self.running:
+            return False
+        self._inbox.append(content)
+        return True
+
+    async def run_turn(
+        self, content: list[dict[str, Any]], route: Route | tuple[Any, ...]
+    ) -> ev.TurnEndReason:
+        """Run one turn for the admitted `content` and return its `turn/end` reason.
+
+        Raises `TurnInProgress` if a turn is running. If the awaiting task is cancelled,
+        the turn is ended `aborted` and the cancellation propagates.
+        """
+        if self.running:
+            raise TurnInProgress("a turn is already running")
+        r = Route(*route)
+        turn = last_turn(self.log.events()) + 1
+        self._inbox.clear()
+        self.commit(ev.turn_start(turn))
+        self.commit(ev.user_message(str(uuid.uuid4()), turn, content))
+        self.record_route(r)
+        inner = asyncio.create_task(self._loop(turn, r))
+        self._inner = inner
+        try:
+            await asyncio.wait({inner})
+        except asyncio.CancelledError:
+            inner.cancel()
+            await self._drain(inner)
+            self.commit(ev.turn_end(turn, "aborted"))
+            raise
+        if inner.cancelled():
+            reason: ev.TurnEndReason = {"kind": "aborted"}
+        elif (exc := inner.exception()) is not None:
+            log.error("turn %d failed", turn, exc_info=exc)
+            reason = {
+                "kind": "error",
+                "error": {"message": str(exc) or type(exc).__name__, "code": "INTERNAL"},
+            }
+        else:
+            reason = inner.result()
+        self.commit(ev.turn_end(turn, reason["kind"], reason.get("error")))
+        return reason
+
+    async def _drain(self, inner: asyncio.Task[Any]) -> None:
+        # Bounded: a tool that swallows cancellation must not hang the session.
+        with contextlib.suppress(asyncio.CancelledError):
+            done, _ = await asyncio.wait({inner}, timeout=self.cancel_grace)
+            if not done:
+                log.warning(
+                    "turn task did not stop within %.1fs of cancellation", self.cancel_grace
+                )
+        if inner.done() and not inner.cancelled() and inner.exception() is not None:
+            log.debug("turn task ended with %r after cancellation", inner.exception())
+
+    # -- the loop ----------------------------------------------------------------------
+
+    async def _loop(self, turn: int, route: Route) -> ev.TurnEndReason:
+        effort = route.effort
+        if effort is None:
+            info = await self.providers.find_model(route.provider, route.model)
+            reasoning = info.get("reasoning") if info else None
+            if reasoning and "defaultEffort" in reasoning:
+                effort = reasoning["defaultEffort"]
+        route_ref: ev.RouteRef = {
+            "provider": route.provider,
+            "model": route.model,
+            "effort": effort,
+        }
+        while True:
+            for queued in self._inbox:
+                self.commit(ev.user_message(str(uuid.uuid4()), turn, queued))
+            self._inbox.clear()
+            request = ModelRequest(
+                provider=route.provider,
+                model=route.model,
+                messages=build_messages(self.log.events()),
+                tools=self.tools.specs(),
+                reasoning_effort=effort,
+                system=self.system,
+            )
+            step = await self._stream_step(turn, request, route_ref)
+            finish = step.finish or {
+                "kind": "error",
+                "failure": {
+                    "message": "the model stream ended without a finish",
+                    "code": "EMPTY_RESPONSE",
+                },
+            }
+            kind = finish.get("kind")
+            if kind in ("error", "aborted"):
+                failure = finish.get("failure") or {}
+                return {
+                    "kind": "error",
+                    "error": {
+                        "message": str(failure.get("message", "provider failure")),
+                        "code": str(failure.get("code", "PROVIDER_ERROR")),
+                    },
+                }
+            blocks = step.committed_blocks()
+            if blocks or step.usage is not None:
+                self.commit(
+                    ev.assistant_message(str(uuid.uuid4()), turn, blocks, route_ref, step.usage)
+                )
+            if kind == "max-tokens":
+                return {"kind": "max-tokens"}
+            calls = tool_calls(blocks)
+            if not calls:
+                return {"kind": "completed"}
+            for call in calls:
+                await self._run_tool(turn, call)
+
+    async def _stream_step(
+        self, turn: int, request: ModelRequest, route_ref: ev.RouteRef
+    ) -> StepAccumulator:
+        step = StepAccumulator()
+        try:
+            async with contextlib.aclosing(self.providers.stream(request)) as stream:
+                async for chunk in stream:
+                    if step.feed(chunk) is not None:
+                        break
+        except asyncio.CancelledError:
+            # A user abort keeps what the user already saw streaming (§2).
+            prefix = step.abort_prefix()
+            if prefix:
+                self.commit(ev.assistant_message(str(uuid.uuid4()), turn, prefix, route_ref))
+            raise
+        return step
+
+    async def _run_tool(self, turn: int, call: dict[str, Any]) -> None:
+        call_id = str(call.get("id", ""))
+        name = str(call.get("name", ""))
+        raw = call.get("arguments", "")
+        raw = raw if isinstance(raw, str) else json.dumps(raw)
+        self.commit(ev.tool_call(turn, call_id, name, raw))
+        result = await self._tool_result(turn, call_id, name, raw)
+        self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
+
+    async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolResult.text(f"unknown tool: {name}", is_error=True)
+        try:
+            args = parse_arguments(raw)
+        except ValueError as exc:
+            return ToolResult.text(str(exc), is_error=True)
+        ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
+        try:
+            reason = tool.approval_reason(args, ctx)
+        except Exception as exc:
+            return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
+        if reason is not None:
+            outcome = await self._approve(turn, call_id, name, args, reason)
+            if outcome != "allowed-once":
+                return ToolResult.text(denied_text(outcome), is_error=True)
+        try:
+            return await tool.run(args, ctx)
+        except asyncio.CancelledError:
+            # Settle the call in the log so the client does not see it running forever.
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
+            raise
+        except Exception as exc:
+            log.debug("tool %s raised", name, exc_info=True)
+            return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
+
+    async def _approve(
+        self, turn: int, call_id: str, name: str, args: dict[str, Any], reason: str
+    ) -> ev.ApprovalOutcome:
+        self.commit(ev.approval_asked(turn, call_id, name, reason))
+        request = ApprovalRequest(self.log.id, call_id, name, args, reason)
+        try:
+            outcome = await self.approvals.decide(request)
+        except asyncio.CancelledError:
+            self.commit(ev.approval_decided(turn, call_id, "cancelled"))
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
+            raise
+        self.commit(ev.approval_decided(turn, call_id, outcome))
+        return outcome

@@ -1,0 +1,208 @@
+"""The `parity-stream/1` client (`spec/parity-stream-protocol.md`).
+
+One base URL serves the catalog (providers, models, fixture tools), the NDJSON model
+stream and fixture tool calls. Any non-200 answer becomes a `PARITY_PROTOCOL` failure
+carrying the server's `error` text, and is never retried. Closing the HTTP response
+(which task cancellation does) is how the fake learns that a turn was cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any, TypedDict
+
+from acp_plus.core.llm.base import ModelRequest, ProviderError, ProviderInfo, error_finish
+
+if TYPE_CHECKING:
+    import httpx
+
+PROTOCOL = "parity-stream/1"
+PROTOCOL_CODE = "PARITY_PROTOCOL"
+
+
+class FixtureToolSpec(TypedDict):
+    """A fixture tool the catalog asks the target to register under exactly this name."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    approval: str
+
+
+class ToolCallFailed(Exception):
+    """`/tools/call` answered with a non-200 status or an unreadable body."""
+
+
+def _error_text(status: int, body: bytes) -> str:
+    """The server's `error` field, or a description of the raw answer."""
+    try:
+        parsed = json.loads(body)
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+            return str(parsed["error"])
+    except ValueError:
+        pass
+    text = body.decode("utf-8", "replace").strip()
+    return f"HTTP {status}" + (f": {text[:500]}" if text else "")
+
+
+def parse_catalog(doc: Any) -> tuple[list[ProviderInfo], list[FixtureToolSpec]]:
+    """Validate a catalog document; raise `ProviderError` on a foreign protocol or bad shape."""
+    if not isinstance(doc, dict):
+        raise ProviderError("parity-stream catalog is not a JSON object")
+    protocol = doc.get("protocol")
+    if protocol != PROTOCOL:
+        raise ProviderError(
+            f"parity-stream server speaks protocol {protocol!r}; "
+            f"this adapter supports only {PROTOCOL!r}"
+        )
+    providers = doc.get("providers", [])
+    tools = doc.get("tools", [])
+    if not isinstance(providers, list) or not isinstance(tools, list):
+        raise ProviderError("parity-stream catalog: providers and tools must be arrays")
+    out: list[ProviderInfo] = []
+    for p in providers:
+        if (
+            not isinstance(p, dict)
+            or not isinstance(p.get("id"), str)
+            or not isinstance(p.get("models", []), list)
+        ):
+            raise ProviderError(f"parity-stream catalog: malformed provider entry {p!r}")
+        models = [
+            m for m in p.get("models", []) if isinstance(m, dict) and isinstance(m.get("id"), str)
+        ]
+        for m in models:
+            m.setdefault("name", m["id"])
+        out.append({"id": p["id"], "name": str(p.get("name") or p["id"]), "models": models})  # type: ignore[typeddict-item]
+    specs: list[FixtureToolSpec] = []
+    for t in tools:
+        if not isinstance(t, dict) or not isinstance(t.get("name"), str):
+            raise ProviderError(f"parity-stream catalog: malformed tool entry {t!r}")
+        specs.append(
+            {
+                "name": t["name"],
+                "description": str(t.get("description", "")),
+                "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+                "approval": "ask" if t.get("approval") == "ask" else "none",
+            }
+        )
+    return out, specs
+
+
+class ParityStreamProvider:
+    """A provider (and fixture-tool host) behind one parity-stream base URL."""
+
+    def __init__(self, base_url: str, timeout: float | None = None):
+        self._base = base_url.rstrip("/")
+        self._timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+        self._providers: list[ProviderInfo] | None = None
+        self._tools: list[FixtureToolSpec] = []
+
+    @property
+    def base_url(self) -> str:
+        """The run's base URL."""
+        return self._base
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # Imported here: httpx costs tens of milliseconds and startup must stay fast.
+            import httpx
+
+            # No read timeout by default: a scripted hang must last until we cancel it.
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self._timeout, connect=10.0))
+        return self._client
+
+    async def _load(self) -> None:
+        import httpx
+
+        try:
+            resp = await self._http().get(f"{self._base}/catalog")
+        except httpx.HTTPError as exc:
+            raise ProviderError(
+                f"parity-stream catalog unreachable at {self._base}: {exc}"
+            ) from exc
+        if resp.status_code != 200:
+            raise ProviderError(
+                f"parity-stream catalog failed: {_error_text(resp.status_code, resp.content)}"
+            )
+        try:
+            doc = resp.json()
+        except ValueError as exc:
+            raise ProviderError(f"parity-stream catalog is not JSON: {exc}") from exc
+        self._providers, self._tools = parse_catalog(doc)
+
+    async def catalog(self) -> list[ProviderInfo]:
+        """The catalog's providers (fetched once)."""
+        if self._providers is None:
+            await self._load()
+        assert self._providers is not None
+        return self._providers
+
+    async def fixture_tools(self) -> list[FixtureToolSpec]:
+        """The catalog's fixture tools (fetched once)."""
+        if self._providers is None:
+            await self._load()
+        return list(self._tools)
+
+    async def stream(self, req: ModelRequest) -> AsyncGenerator[dict[str, Any], None]:
+        """POST /stream and yield its NDJSON chunks; failures end in `finish{error}`."""
+        import httpx
+
+        saw_finish = False
+        try:
+            async with self._http().stream(
+                "POST", f"{self._base}/stream", json=req.to_json()
+            ) as resp:
+                if resp.status_code != 200:
+                    body = await resp.aread()
+                    yield error_finish(_error_text(resp.status_code, body), PROTOCOL_CODE)
+                    return
+                async for line in resp.aiter_lines():
+                    if not line.strip():
+                        continue
+                    try:
+                        chunk = json.loads(line)
+                    except ValueError:
+                        yield error_finish(f"malformed stream line: {line[:200]}", PROTOCOL_CODE)
+                        return
+                    if not isinstance(chunk, dict):
+                        yield error_finish(f"malformed stream chunk: {line[:200]}", PROTOCOL_CODE)
+                        return
+                    yield chunk
+                    if chunk.get("type") == "finish":
+                        saw_finish = True
+                        return
+        except httpx.HTTPError as exc:
+            yield error_finish(f"parity-stream transport failed: {exc}", "TRANSPORT")
+            return
+        if not saw_finish:
+            yield error_finish("parity-stream response ended without a finish chunk", PROTOCOL_CODE)
+
+    async def call_tool(
+        self, name: str, call_id: str, arguments: Any
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """POST /tools/call; returns (content, isError). Raises `ToolCallFailed` on non-200."""
+        import httpx
+
+        body = {"name": name, "callId": call_id, "arguments": arguments}
+        try:
+            resp = await self._http().post(f"{self._base}/tools/call", json=body)
+        except httpx.HTTPError as exc:
+            raise ToolCallFailed(f"parity-stream tool call failed: {exc}") from exc
+        if resp.status_code != 200:
+            raise ToolCallFailed(_error_text(resp.status_code, resp.content))
+        try:
+            doc = resp.json()
+            content = doc["content"]
+            if not isinstance(content, list):
+                raise TypeError("content is not an array")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ToolCallFailed(f"malformed /tools/call answer: {exc}") from exc
+        return content, bool(doc.get("isError", False))
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

@@ -1,0 +1,51 @@
+"""Sandbox decisions: which tool effects need an escalation approval. Pure functions.
+
+Modes follow the usual coding-agent ladder: `read-only` (reads only), `workspace-write`
+(writes inside the session cwd), `danger-full-access` (anything). A denied effect is not
+an error by itself: it becomes an approval request whose reason starts with
+`escalate sandbox to ` and names the mode that would allow it, so the approval chain
+(and the directory pre-approval feature, §6.2) can decide.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+SandboxMode = Literal["read-only", "workspace-write", "danger-full-access"]
+SANDBOX_MODES: tuple[SandboxMode, ...] = ("read-only", "workspace-write", "danger-full-access")
+
+
+def resolve_path(path: str, cwd: Path) -> Path:
+    """The absolute, symlink-resolved form of `path` (relative paths are from `cwd`)."""
+    expanded = Path(os.path.expanduser(path))
+    return (expanded if expanded.is_absolute() else cwd / expanded).resolve(strict=False)
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether `path` is `root` or below it (both taken as already resolved)."""
+    return path == root or root in path.parents
+
+
+def write_escalation(path: Path, mode: SandboxMode, workspace: Path) -> str | None:
+    """The escalation reason a write to resolved `path` needs, or None when allowed."""
+    if mode == "danger-full-access":
+        return None
+    inside = is_inside(path, workspace.resolve(strict=False))
+    if inside and mode == "workspace-write":
+        return None
+    if inside:
+        return f"escalate sandbox to workspace-write: write {path}"
+    return f"escalate sandbox to danger-full-access: write outside the workspace: {path}"
+
+
+def command_escalation(command: str, mode: SandboxMode) -> str | None:
+    """The escalation reason a shell command needs, or None when allowed.
+
+    A shell command can touch anything, and nothing here confines a child process, so
+    only `danger-full-access` runs commands without asking.
+    """
+    if mode == "danger-full-access":
+        return None
+    return f"escalate sandbox to danger-full-access: run command: {command}"

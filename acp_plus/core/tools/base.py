@@ -1,0 +1,99 @@
+"""The tool interface and the registry the loop consults.
+
+A tool says up front whether a call needs approval (`approval_reason`, a pure decision
+over the arguments and context); the loop then asks the approval chain, logs both
+events, and only runs the tool when the answer is `allowed-once`. Keeping the decision
+out of `run` means every approval is logged the same way, whatever the tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from acp_plus.core.sandbox import SandboxMode
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the model sees for a call: content blocks and whether it failed."""
+
+    content: list[dict[str, Any]]
+    is_error: bool = False
+
+    @staticmethod
+    def text(text: str, is_error: bool = False) -> ToolResult:
+        """A result made of one text block."""
+        return ToolResult([{"type": "text", "text": text}], is_error)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about the call it serves."""
+
+    session_id: str
+    cwd: Path
+    call_id: str
+    turn: int
+    sandbox: SandboxMode = "workspace-write"
+    """The standing sandbox mode. The workspace is `cwd` alone: writes elsewhere (extra
+    roots included) ask for an escalation, which a feature may pre-approve (§6.2)."""
+
+
+class Tool(Protocol):
+    """A tool the model can call."""
+
+    @property
+    def name(self) -> str:
+        """The name the model calls it by."""
+        ...
+
+    @property
+    def description(self) -> str:
+        """What the model is told it does."""
+        ...
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """JSON Schema of the arguments object."""
+        ...
+
+    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """Why this call needs approval, or None when it may run directly."""
+        ...
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the call; cancellation must stop it promptly."""
+        ...
+
+
+class ToolRegistry:
+    """Tools by name, in registration order (the order the model sees them)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()):
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.register(tool)
+
+    def register(self, tool: Tool) -> None:
+        """Add a tool; a second tool with the same name is an error."""
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool name: {tool.name}")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called `name`, if any."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Registered names, in order."""
+        return list(self._tools)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """The `tools` array of a model request."""
+        return [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in self._tools.values()
+        ]
