@@ -1,1 +1,514 @@
-"""pytest plugin: collects scenarios as test items (being built; see issue 3)."""
+"""pytest plugin: scenario files become test items.
+
+`scenarios/baseline/text-turn.yaml` yields one item per target (`...::plus`: run the
+target, normalize, compare with `snapshots/baseline/text-turn/plus.yaml`) and one parity
+item per non-reference target (`...::parity[plus~native]`: the target's view against the
+first listed target's, under the scenario's profile). A file that does not validate
+yields one failing item (`...::validate`) listing its errors as file:line.
+
+Options: `--targets a,b` (deselect other targets' items), `--require-targets a,b` (a
+missing target or a parity check that could not run is a failure, not a skip),
+`--parity-root DIR` (where `parity.toml` is; default: found from the invocation dir).
+Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
+marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
+workers through a session cache directory (see `parity.runner`).
+
+Harness modules (driver, fake LLM, normalize, diff) are imported only when a scenario
+item runs: this plugin loads for every pytest run of the repository, and unit tests of
+other packages should neither pay for nor depend on them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.location import PyTestLocation
+
+from parity import report as rpt
+from parity import targets
+from parity.report import Outcome
+from parity.scenario import Scenario, ScenarioInvalid, load_scenario
+from parity.snapshot import ParitySnapshotExtension, dump_view, read_view, snapshot_path
+
+if TYPE_CHECKING:
+    from parity.runner import Runner, RunResult
+
+SUFFIXES = (".yaml", ".yml")
+PARITY_MARK = "parity"
+
+
+@dataclass
+class State:
+    """Per-process plugin state, kept in `config.stash`."""
+
+    config: targets.Config
+    cache_dir: Path
+    owns_cache: bool
+    select: set[str] | None
+    require: set[str]
+    outcomes: list[Outcome] = field(default_factory=list)
+    scenarios: dict[str, list[str]] = field(default_factory=dict)
+    """Collected scenario name -> its targets (for unused-snapshot detection)."""
+    whole_suite: bool = False
+    """The scenarios directory itself was collected (so orphan directories count)."""
+    _runner: Any = None
+
+    @property
+    def runner(self) -> Runner:
+        """The process's runner, created (with its imports) on first use."""
+        if self._runner is None:
+            from parity.runner import Runner
+
+            self._runner = Runner(self.config, self.cache_dir)
+        runner: Runner = self._runner
+        return runner
+
+
+STATE = pytest.StashKey[State]()
+
+
+def _split(value: str | None) -> set[str] | None:
+    if not value:
+        return None
+    return {v.strip() for v in value.split(",") if v.strip()}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("parity", "ACP parity scenarios")
+    group.addoption(
+        "--targets",
+        default=None,
+        help="comma-separated targets whose items run; the others are deselected",
+    )
+    group.addoption(
+        "--require-targets",
+        default="",
+        help="comma-separated targets that must run: unavailable means failed, not skipped",
+    )
+    group.addoption(
+        "--parity-root",
+        default=None,
+        help="project root holding parity.toml (default: found from the invocation dir)",
+    )
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    root_opt = config.getoption("parity_root", None)
+    root = Path(root_opt) if root_opt else targets.find_root(config.invocation_params.dir)
+    try:
+        cfg = targets.load_config(root)
+    except targets.TargetConfigError as exc:
+        raise pytest.UsageError(f"parity: {exc}") from None
+    ParitySnapshotExtension.snapshots_dir = cfg.snapshots_dir
+    ParitySnapshotExtension.scenarios_dir = cfg.scenarios_dir
+    for name in sorted(cfg.targets):
+        config.addinivalue_line("markers", f"{name}: scenario items of the {name} target")
+    config.addinivalue_line("markers", f"{PARITY_MARK}: cross-target parity checks")
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and "parity_cache" in workerinput:
+        cache_dir, owns = Path(workerinput["parity_cache"]), False
+    else:
+        base = cfg.root / ".cache" / "parity-runs"
+        cache_dir, owns = base / uuid.uuid4().hex[:12], True
+    config.stash[STATE] = State(
+        config=cfg,
+        cache_dir=cache_dir,
+        owns_cache=owns,
+        select=_split(config.getoption("targets", None)),
+        require=_split(config.getoption("require_targets", "")) or set(),
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller: every worker shares the controller's run cache directory."""
+    node.workerinput["parity_cache"] = str(node.config.stash[STATE].cache_dir)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    if state._runner is not None:
+        state._runner.close()
+    if state.owns_cache:
+        shutil.rmtree(state.cache_dir, ignore_errors=True)
+
+
+def _is_scenario(path: Path, state: State) -> bool:
+    return path.suffix in SUFFIXES and path.resolve().is_relative_to(
+        state.config.scenarios_dir.resolve()
+    )
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash[STATE]
+    if _is_scenario(file_path, state):
+        collector: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
+        return collector
+    return None
+
+
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """`--targets`: deselect (not skip) the other targets' items, as `-k` would."""
+    state = config.stash[STATE]
+    scenarios_dir = state.config.scenarios_dir.resolve()
+    state.whole_suite = any(
+        Path(arg.split("::")[0]).resolve() in (scenarios_dir, state.config.root.resolve())
+        for arg in config.args
+    )
+    if state.select is None:
+        return
+    keep, drop = [], []
+    for item in items:
+        if isinstance(item, ScenarioItem) and not item.selected(state.select):
+            drop.append(item)
+        else:
+            keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file: its target items and parity items, or one invalid-file item."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        state = self.config.stash[STATE]
+        try:
+            scenario = load_scenario(self.path, state.config.scenarios_dir)
+        except ScenarioInvalid as exc:
+            yield InvalidScenarioItem.from_parent(self, name="validate", message=str(exc))
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            yield InvalidScenarioItem.from_parent(
+                self, name="validate", message=f"{self.path}: cannot read: {exc}"
+            )
+            return
+        state.scenarios[scenario.name] = list(scenario.targets)
+        reference = scenario.targets[0]
+        for target in scenario.targets:
+            item = TargetItem.from_parent(self, name=target, scenario=scenario, target=target)
+            item.add_marker(target)
+            yield item
+        if scenario.compare == "none":
+            return
+        for other in scenario.targets[1:]:
+            check = ParityItem.from_parent(
+                self,
+                name=f"parity[{other}~{reference}]",
+                scenario=scenario,
+                target=other,
+                reference=reference,
+            )
+            check.add_marker(PARITY_MARK)
+            check.add_marker(other)
+            yield check
+
+
+class InvalidScenarioItem(pytest.Item):
+    """Stands for a scenario file that does not validate; fails with its errors."""
+
+    def __init__(self, *, message: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.message = message
+
+    def runtest(self) -> None:
+        raise ScenarioFailure(f"invalid scenario file:\n{self.message}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ScenarioFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.path.name}: invalid scenario"
+
+
+class ScenarioFailure(Exception):
+    """A scenario item's failure; its text is the whole report (no traceback)."""
+
+
+class _Origin:
+    """Stands in for `item.obj`: syrupy names snapshots from `__module__`/`__name__`,
+    also when rebuilding items that xdist workers report to the controller."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.__module__ = module
+        self.__name__ = name
+
+
+class ScenarioItem(pytest.Item):
+    """Common part of target and parity items."""
+
+    def __init__(self, *, scenario: Scenario, target: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.target = target
+        self.obj = _Origin(f"scenarios.{scenario.name}", self.name)
+
+    @property
+    def state(self) -> State:
+        return self.config.stash[STATE]
+
+    def selected(self, select: set[str]) -> bool:
+        return self.target in select
+
+    def record(self, status: rpt.Status, reason: str = "", reference: str = "") -> None:
+        kind: rpt.Kind = "parity" if isinstance(self, ParityItem) else "target"
+        outcome = Outcome(self.scenario.name, kind, self.target, status, reference, reason)
+        self.user_properties.extend(outcome.to_properties())
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ScenarioFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.scenario.name}::{self.name}"
+
+    def unavailable(self, target: str) -> str | None:
+        """Why `target` cannot run, or None; fails at once when it is required."""
+        why = self.state.runner.unavailable(target)
+        if why is not None and target in self.state.require:
+            raise ScenarioFailure(f"required target {target} cannot run: {why}")
+        return why
+
+
+class TargetItem(ScenarioItem):
+    """Run one target and check its normalized view against the recorded snapshot."""
+
+    def runtest(self) -> None:
+        why = self.unavailable(self.target)
+        if why is not None:
+            self.record("skip", why)
+            pytest.skip(f"{self.target} unavailable: {why}")
+        try:
+            self._check(self.state.runner.result(self.scenario, self.target))
+        except ScenarioFailure:
+            raise
+        except BaseException as exc:
+            if not isinstance(exc, pytest.skip.Exception):
+                self.record("fail", f"harness error: {type(exc).__name__}")
+            raise
+
+    def _check(self, result: RunResult) -> None:
+        text = dump_view(result.view)
+        assertion = SnapshotAssertion(
+            session=self.config._syrupy,  # type: ignore[attr-defined]
+            extension_class=ParitySnapshotExtension,
+            test_location=PyTestLocation(self),
+            update_snapshots=bool(self.config.option.update_snapshots),
+            # Outside CI a first run records the snapshot; in CI a missing one fails.
+            update_new_snapshots_only=not _ci(),
+        )
+        matched = assertion == text
+        execution = assertion.executions[0]
+        if matched:
+            self.record("new" if execution.created else "pass")
+            return
+        self.record("fail", "snapshot differs" if execution.recalled_data else "no snapshot")
+        path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
+        rel = os.path.relpath(path, self.config.invocation_params.dir)
+        if execution.recalled_data is None:
+            headline = (
+                f"{self.scenario.name}: no snapshot for {self.target} at {rel} "
+                "(CI=true: snapshots are not written in CI; run `parity record` and commit it)"
+            )
+            raise ScenarioFailure(
+                rpt.failure_text(headline, text, {self.target: result.transcript})
+            )
+        recorded = str(execution.recalled_data)
+        headline = (
+            f"{self.scenario.name}: {self.target} no longer matches its snapshot {rel} "
+            "(if the change is intended: `parity record`, then review the diff)"
+        )
+        raise ScenarioFailure(
+            rpt.failure_text(
+                headline,
+                _categorized(self.scenario, recorded, text, ("snapshot", self.target))
+                + "\n\n"
+                + _unified(recorded, text, rel),
+                {self.target: result.transcript},
+            )
+        )
+
+
+class ParityItem(ScenarioItem):
+    """Compare one target's view with the reference target's, under the profile."""
+
+    def __init__(self, *, reference: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reference = reference
+
+    def selected(self, select: set[str]) -> bool:
+        return self.target in select
+
+    def _view(self, target: str) -> tuple[Any, dict[str, Any] | None, str]:
+        """(view, transcript or None, note): a live run, else the recorded snapshot."""
+        why = self.unavailable(target)
+        if why is None:
+            result = self.state.runner.result(self.scenario, target)
+            return result.view, result.transcript, ""
+        recorded = read_view(self.state.config.snapshots_dir, self.scenario.name, target)
+        if recorded is None:
+            reason = f"{target} unavailable ({why}) and no recorded snapshot"
+            self.record("skip", reason, self.reference)
+            pytest.skip(reason)
+        return recorded, None, f"{target} unavailable, compared with its recorded snapshot"
+
+    def runtest(self) -> None:
+        try:
+            self._compare()
+        except (ScenarioFailure, pytest.skip.Exception):
+            raise
+        except BaseException as exc:
+            self.record("fail", f"harness error: {type(exc).__name__}", self.reference)
+            raise
+
+    def _compare(self) -> None:
+        ref_view, ref_transcript, ref_note = self._view(self.reference)
+        view, transcript, note = self._view(self.target)
+        from parity.diff import compare
+        from parity.runner import profile_of
+
+        result = compare(
+            ref_view,
+            view,
+            profile=profile_of(self.scenario),
+            diverge=self.scenario.diverge,
+            ref_name=self.reference,
+            other_name=self.target,
+        )
+        notes = "; ".join(n for n in (ref_note, note) if n)
+        if result.ok:
+            self.record("pass", notes, self.reference)
+            return
+        self.record("differs", notes, self.reference)
+        transcripts = {
+            name: t
+            for name, t in ((self.reference, ref_transcript), (self.target, transcript))
+            if t is not None
+        }
+        headline = (
+            f"{self.scenario.name}: {self.target} differs from {self.reference} "
+            f"({profile_of(self.scenario)} profile)" + (f" [{notes}]" if notes else "")
+        )
+        raise ScenarioFailure(rpt.failure_text(headline, result.render(), transcripts))
+
+
+def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> str:
+    """The categorized diff of two serialized views (the diff module's report)."""
+    from parity.diff import compare
+    from parity.runner import profile_of
+    from parity.snapshot import load_view
+
+    result = compare(
+        load_view(old),
+        load_view(new),
+        profile=profile_of(scenario),
+        diverge=[],
+        ref_name=names[0],
+        other_name=names[1],
+    )
+    return str(result.render())
+
+
+def _unified(old: str, new: str, name: str, limit: int = 80) -> str:
+    lines = list(
+        difflib.unified_diff(
+            old.splitlines(),
+            new.splitlines(),
+            f"{name} (recorded)",
+            f"{name} (this run)",
+            n=2,
+            lineterm="",
+        )
+    )
+    if len(lines) > limit:
+        lines = [*lines[:limit], f"... {len(lines) - limit} more diff lines"]
+    return "\n".join(lines)
+
+
+# -- results and summary ---------------------------------------------------------------
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect scenario outcomes (on the xdist controller they arrive from workers)."""
+    if report.when == "teardown":
+        return
+    outcome = Outcome.from_properties(report.user_properties)
+    if outcome is None:
+        return
+    state = _state_of(report)
+    if state is not None and outcome not in state.outcomes:
+        state.outcomes.append(outcome)
+
+
+_CONFIG: list[pytest.Config] = []
+
+
+def _state_of(_: object) -> State | None:
+    return _CONFIG[0].stash.get(STATE, None) if _CONFIG else None
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG[:] = [session.config]
+
+
+def unused_snapshots(state: State) -> list[Path]:
+    """Snapshot files no collected scenario target claims: targets dropped from a
+    scenario, and (when the whole suite was collected) scenarios that no longer exist."""
+    snapshots = state.config.snapshots_dir
+    if not snapshots.is_dir():
+        return []
+    unused = []
+    for path in sorted(snapshots.rglob("*.yaml")):
+        scenario = path.parent.relative_to(snapshots).as_posix()
+        if scenario in state.scenarios:
+            if path.stem not in state.scenarios[scenario]:
+                unused.append(path)
+        elif state.whole_suite:
+            unused.append(path)
+    return unused
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return
+    state = config.stash.get(STATE, None)
+    if state is None or not (state.outcomes or state.scenarios):
+        return
+    write = terminalreporter.write_line
+    terminalreporter.write_sep("=", "parity summary")
+    for line in rpt.summary_table(state.outcomes):
+        write(line)
+    write("")
+    write(rpt.counts_line(state.outcomes))
+    for line in rpt.parity_notes(state.outcomes):
+        write(line)
+    unused = unused_snapshots(state)
+    if unused:
+        delete = bool(config.option.update_snapshots)
+        verb = "deleted" if delete else "unused (run `parity record` to delete)"
+        write(f"{len(unused)} snapshot file(s) {verb}:")
+        for path in unused:
+            write(f"  {os.path.relpath(path, config.invocation_params.dir)}")
+            if delete:
+                path.unlink()

@@ -1,0 +1,183 @@
+"""Pure rendering of run results: the summary table, failure tails, side-by-side views.
+
+Everything here takes plain data (outcome records, `Transcript.to_dict()` forms) and
+returns text, so the plugin and the CLI share one rendering and tests need no process.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Status = Literal["pass", "fail", "skip", "differs", "new"]
+Kind = Literal["target", "parity"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one item: a target's snapshot check or one parity check."""
+
+    scenario: str
+    kind: Kind
+    target: str
+    """The target run (for parity: the one compared with the reference)."""
+    status: Status
+    reference: str = ""
+    """Parity only: the scenario's first target."""
+    reason: str = ""
+    """Why it skipped or failed, or which recorded snapshot stood in for a target."""
+
+    def to_properties(self) -> list[tuple[str, str]]:
+        """As pytest `user_properties` (they travel from xdist workers to the controller)."""
+        return [("parity_outcome", "\x1f".join(self._fields()))]
+
+    def _fields(self) -> tuple[str, ...]:
+        return (self.scenario, self.kind, self.target, self.status, self.reference, self.reason)
+
+    @classmethod
+    def from_properties(cls, props: Iterable[tuple[str, object]]) -> Outcome | None:
+        """The inverse of `to_properties`; None for items that are not scenario items."""
+        for key, value in props:
+            if key == "parity_outcome" and isinstance(value, str):
+                scenario, kind, target, status, reference, reason = value.split("\x1f")
+                return cls(scenario, kind, target, status, reference, reason)  # type: ignore[arg-type]
+        return None
+
+
+_PARITY_WORDS = {
+    "pass": "same as {}",
+    "differs": "differs from {}",
+    "skip": "not compared with {}",
+    "fail": "check against {} failed",
+}
+
+
+def _cell(target_status: str | None, parity: Outcome | None) -> str:
+    text = target_status or "-"
+    if parity is not None:
+        text += "; " + _PARITY_WORDS.get(parity.status, parity.status).format(parity.reference)
+    return text
+
+
+def summary_table(outcomes: Sequence[Outcome]) -> list[str]:
+    """Scenarios as rows, targets as columns; each cell the target's status and, for
+    non-reference targets, how its parity check against the reference went."""
+    if not outcomes:
+        return ["no scenario items ran"]
+    scenarios = sorted({o.scenario for o in outcomes})
+    targets: list[str] = []
+    for o in outcomes:
+        for name in (o.reference, o.target):
+            if name and name not in targets:
+                targets.append(name)
+    own = {(o.scenario, o.target): o.status for o in outcomes if o.kind == "target"}
+    pairs = {(o.scenario, o.target): o for o in outcomes if o.kind == "parity"}
+    header = ["scenario", *targets]
+    rows = [[s, *(_cell(own.get((s, t)), pairs.get((s, t))) for t in targets)] for s in scenarios]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
+
+
+def parity_notes(outcomes: Sequence[Outcome]) -> list[str]:
+    """Plain sentences about parity checks that did not run, or ran on a recording."""
+    checks = [o for o in outcomes if o.kind == "parity"]
+    skipped = Counter(o.reason for o in checks if o.status == "skip")
+    recorded = Counter(o.reason for o in checks if o.status in ("pass", "differs") and o.reason)
+    lines = []
+    total = sum(skipped.values())
+    ran = len(checks) - total
+    lines.append(f"parity checks: {len(checks)} collected, {ran} ran, {total} did not run")
+    for reason, count in sorted(skipped.items()):
+        lines.append(f"  {count} did not run: {reason}")
+    for reason, count in sorted(recorded.items()):
+        lines.append(f"  {count} ran against a recording: {reason}")
+    return lines
+
+
+def counts_line(outcomes: Sequence[Outcome]) -> str:
+    """One line: how many scenario items passed, failed, differed, skipped, were new."""
+    counts: Counter[str] = Counter(o.status for o in outcomes)
+    order = ("pass", "fail", "differs", "skip", "new")
+    return ", ".join(f"{counts[s]} {s}" for s in order if counts[s]) or "nothing ran"
+
+
+# -- failure context -------------------------------------------------------------------
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def transcript_tail(transcript: Mapping[str, Any], frames: int = 20, width: int = 240) -> str:
+    """The last `frames` raw frames of a transcript, one per line, with direction."""
+    rows = transcript.get("frames", [])[-frames:]
+    out = [
+        f"  #{f['seq']} {'->' if f['direction'] == 'out' else '<-'} {_clip(f['raw'], width)}"
+        + (f"  [parse error: {f['parse_error']}]" if f.get("parse_error") else "")
+        for f in rows
+    ]
+    problems = list(transcript.get("problems", []))
+    problems += [
+        f"step {s['index']} ({s['label']}): {s['problem']}"
+        for s in transcript.get("steps", [])
+        if s.get("problem")
+    ]
+    if problems:
+        out.append("  problems:")
+        out += [f"    {p}" for p in problems]
+    return "\n".join(out) if out else "  (no frames)"
+
+
+def stderr_tail(transcript: Mapping[str, Any], lines: int = 30) -> str:
+    """The end of each agent process's stderr, with its exit status."""
+    out = []
+    for i, proc in enumerate(transcript.get("processes", [])):
+        status = f"exit {proc.get('exit_code')}"
+        if proc.get("signal"):
+            status += f", signal {proc['signal']}"
+        if proc.get("stopped_by"):
+            status += f", stopped by {proc['stopped_by']}"
+        out.append(f"  process {i} ({status}):")
+        text = proc.get("stderr_tail", "").rstrip("\n").splitlines()[-lines:]
+        out += [f"    {line}" for line in text] or ["    (empty)"]
+    return "\n".join(out) if out else "  (no process started)"
+
+
+def failure_text(headline: str, diff: str, transcripts: Mapping[str, Mapping[str, Any]]) -> str:
+    """What a failing item shows: the categorized diff first, then per target the raw
+    transcript tail and the agent's stderr tail."""
+    parts = [headline, "", diff.rstrip()]
+    for target, transcript in transcripts.items():
+        parts += ["", f"--- {target}: transcript tail", transcript_tail(transcript)]
+        parts += [f"--- {target}: stderr tail", stderr_tail(transcript)]
+    return "\n".join(parts)
+
+
+def side_by_side(left: str, right: str, titles: tuple[str, str], width: int = 78) -> str:
+    """Two texts in aligned columns (difflib opcodes), `|` marking changed rows, `<`/`>`
+    rows present on one side only; for `parity show` with two targets."""
+    a, b = left.splitlines(), right.splitlines()
+    rows = [f"{titles[0][:width]:<{width}}   {titles[1][:width]}", "=" * (2 * width + 3)]
+
+    def row(x: str, mark: str, y: str) -> str:
+        return f"{_clip(x, width):<{width}} {mark} {_clip(y, width)}".rstrip()
+
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            rows += [row(x, " ", x) for x in a[i1:i2]]
+            continue
+        xs, ys = a[i1:i2], b[j1:j2]
+        for k in range(max(len(xs), len(ys))):
+            x = xs[k] if k < len(xs) else ""
+            y = ys[k] if k < len(ys) else ""
+            mark = "|" if k < len(xs) and k < len(ys) else ("<" if k < len(xs) else ">")
+            rows.append(row(x, mark, y))
+    return "\n".join(rows)

@@ -1,0 +1,188 @@
+"""Runner: scenario x target -> Transcript -> normalized view.
+
+One `Runner` per process owns one `FakeLLMThread` (started on first use) and gives each
+run its own run id, hence its own base URL and script. Results can be shared between
+processes through a cache directory: under pytest-xdist, a target's snapshot item and the
+parity items that need the same run may land on different workers, and a file lock per
+(scenario, target) makes sure the agent runs once per session, not once per item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from parity.driver import Launch, RunPaths, run_scenario
+from parity.fakellm import FakeLLMThread
+from parity.normalize import scripted_tool_call_ids, view
+from parity.scenario import Scenario
+from parity.targets import Config, TargetSpec, availability, plan, run_setup
+from parity.transcript import Transcript
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one (scenario, target) run left for the checks: plain data only."""
+
+    scenario: str
+    target: str
+    view: Any
+    """The normalized view (the snapshot's content)."""
+    transcript: dict[str, Any]
+    """`Transcript.to_dict()`: frames, steps, model requests, processes, problems."""
+
+
+def profile_of(scenario: Scenario) -> str:
+    """The normalization profile of a scenario's views (`compare: none` still snapshots
+    each target, in the exact profile)."""
+    return "exact" if scenario.compare == "none" else scenario.compare
+
+
+def normalized(scenario: Scenario, transcript: Transcript) -> Any:
+    """The view a snapshot holds for this run (masks for other targets are ignored by
+    `view` itself). A JSON round trip makes it the same plain data whether it was just
+    computed or read back from the session cache."""
+    data = view(
+        transcript,
+        profile_of(scenario),
+        scenario.masks,
+        scripted_ids=scripted_tool_call_ids(scenario),
+    )
+    return json.loads(json.dumps(data))
+
+
+def make_launcher(spec: TargetSpec, repo: Path, llm_base: str) -> Callable[[RunPaths], Launch]:
+    """The driver's `make_launch`: render the target for the run's own directories."""
+
+    def make_launch(paths: RunPaths) -> Launch:
+        rendered = plan(spec, repo=repo, llm_base=llm_base, workdir=paths.workdir, home=paths.home)
+        return Launch(
+            argv=list(rendered.argv),
+            env=dict(rendered.env),
+            files=dict(rendered.files),
+            fixture_tools="mcp" if rendered.fixture_tools == "mcp" else "stream",
+        )
+
+    return make_launch
+
+
+class Runner:
+    """Runs scenarios against targets; one per process (see the module docstring)."""
+
+    def __init__(self, config: Config, cache_dir: Path | None = None) -> None:
+        self.config = config
+        self.cache_dir = cache_dir
+        self._fake: FakeLLMThread | None = None
+        self._ids = itertools.count(1)
+        self._why_not: dict[str, str | None] = {}
+
+    def close(self) -> None:
+        """Stop the fake LLM server if this runner started one."""
+        if self._fake is not None:
+            self._fake.stop()
+            self._fake = None
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _fakellm(self) -> FakeLLMThread:
+        if self._fake is None:
+            fake = FakeLLMThread()
+            fake.start()
+            self._fake = fake
+        return self._fake
+
+    def spec(self, target: str) -> TargetSpec:
+        """The declared target; `KeyError` names the unknown target and the known ones."""
+        try:
+            return self.config.targets[target]
+        except KeyError:
+            known = ", ".join(sorted(self.config.targets))
+            raise KeyError(f"unknown target {target!r} (known: {known})") from None
+
+    def unavailable(self, target: str) -> str | None:
+        """Why `target` cannot run here (unknown, missing, setup failed), or None.
+
+        The setup command runs at most once per process; with a cache directory, once
+        per session (a marker file records that it succeeded)."""
+        if target not in self._why_not:
+            try:
+                spec = self.spec(target)
+            except KeyError as exc:
+                self._why_not[target] = str(exc.args[0])
+                return self._why_not[target]
+            reason = availability(spec, self.config.root)
+            if reason is None and spec.setup:
+                with self._locked(f"setup-{target}") as marker:
+                    if marker is not None and marker.exists():
+                        reason = None
+                    else:
+                        reason = run_setup(spec, self.config.root)
+                        if reason is None and marker is not None:
+                            marker.write_text("ok\n")
+            self._why_not[target] = reason
+        return self._why_not[target]
+
+    def execute(self, scenario: Scenario, target: str) -> Transcript:
+        """Run `scenario` against `target` once, now: a fresh agent and a fresh script."""
+        spec = self.spec(target)
+        fake = self._fakellm()
+        run_id = f"p{os.getpid()}r{next(self._ids)}"
+        run = fake.open_run(
+            run_id, llm=scenario.llm, tools=scenario.tools, catalog=scenario.catalog
+        )
+        try:
+            launcher = make_launcher(spec, self.config.root, run.base_url)
+            transcript: Transcript = asyncio.run(
+                run_scenario(scenario, launcher, llm_run=run, run_id=run_id, target=target)
+            )
+        finally:
+            fake.close_run(run_id)
+        return transcript
+
+    def result(self, scenario: Scenario, target: str) -> RunResult:
+        """The run's result, taken from the session cache when another item already ran
+        it; otherwise run now (and cache it)."""
+        key = f"{scenario.name.replace('/', '__')}~{target}"
+        with self._locked(key) as path:
+            if path is not None and path.exists():
+                data = json.loads(path.read_text(encoding="utf-8"))
+                return RunResult(scenario.name, target, data["view"], data["transcript"])
+            transcript = self.execute(scenario, target)
+            result = RunResult(
+                scenario.name,
+                target,
+                normalized(scenario, transcript),
+                transcript.to_dict(),
+            )
+            if path is not None:
+                blob = {"view": result.view, "transcript": result.transcript}
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(blob, default=str), encoding="utf-8")
+                tmp.replace(path)
+            return result
+
+    @contextlib.contextmanager
+    def _locked(self, key: str) -> Iterator[Path | None]:
+        """Hold an exclusive lock for `key` across processes; yield its data path."""
+        if self.cache_dir is None:
+            yield None
+            return
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.cache_dir / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield self.cache_dir / f"{key}.json"
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)

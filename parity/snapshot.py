@@ -1,0 +1,102 @@
+"""Snapshots: one readable YAML file per (scenario, target) holding the normalized view.
+
+Layout: `<snapshots dir>/<scenario name>/<target>.yaml`, e.g.
+`snapshots/baseline/text-turn/plus.yaml`. `ParitySnapshotExtension` plugs that layout
+into syrupy, so `--snapshot-update` writes and prunes, and unused snapshots are reported
+by syrupy's own machinery. `dump_view` / `load_view` are the pure (de)serializers; the
+parity checks also read snapshots through `read_view` when a target cannot run here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+import yaml
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.location import PyTestLocation
+
+SUFFIX = ".yaml"
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style everywhere; multi-line strings as `|` literals so diffs read well."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # PyYAML falls back to a quoted style by itself when a literal block cannot hold it.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_view(view: Any) -> str:
+    """Serialize a normalized view as YAML; keys keep the view's (deterministic) order."""
+    return yaml.dump(
+        view,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+
+
+def load_view(text: str) -> Any:
+    """Parse a snapshot file's text back into the view it holds."""
+    return yaml.safe_load(text)
+
+
+def snapshot_path(snapshots_dir: Path, scenario: str, target: str) -> Path:
+    """Where the snapshot of `target` running `scenario` lives."""
+    return snapshots_dir / scenario / f"{target}{SUFFIX}"
+
+
+def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
+    """The recorded view, or None when no snapshot was recorded."""
+    path = snapshot_path(snapshots_dir, scenario, target)
+    try:
+        return load_view(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def scenario_name_for(path: Path, scenarios_dir: Path) -> str:
+    """`scenarios/baseline/text-turn.yaml` -> `baseline/text-turn` (posix separators)."""
+    try:
+        rel = path.resolve().relative_to(scenarios_dir.resolve())
+    except ValueError:
+        rel = Path(path.name)
+    return rel.with_suffix("").as_posix()
+
+
+class ParitySnapshotExtension(SingleFileSnapshotExtension):
+    """syrupy extension storing a scenario item's view at `<snapshots>/<scenario>/<target>.yaml`.
+
+    syrupy rebuilds test locations from a worker's bare node data under pytest-xdist, so
+    the location is derived only from the item's path and name (the target); the two
+    directories are class settings made by the plugin at configure time.
+    """
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "yaml"
+    snapshots_dir: ClassVar[Path] = Path("snapshots")
+    scenarios_dir: ClassVar[Path] = Path("scenarios")
+
+    def serialize(self, data: Any, **_: Any) -> str:
+        return data if isinstance(data, str) else dump_view(data)
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        name = scenario_name_for(Path(test_location.filepath), cls.scenarios_dir)
+        return str(cls.snapshots_dir / name)
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return cls.dirname(test_location=test_location)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        return str(test_location.testname)

@@ -1,0 +1,97 @@
+"""A minimal ACP agent for the front end's own tests (stdlib only, starts fast).
+
+It speaks just enough ACP to carry a text turn: `initialize`, `session/new`, and
+`session/prompt`, which it answers by streaming the fake LLM's parity-stream response
+(`$PARITY_BASE/stream`) and sending one `agent_message_chunk` per committed text block.
+Session ids are random, so runs exercise normalization. The mutation test copies this
+file and edits one output field with a text replace; that must make `parity run` fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import urllib.request
+import uuid
+from typing import Any
+
+STOP_REASONS = {"stop": "end_turn", "max-tokens": "max_tokens", "tool-calls": "end_turn"}
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def stream(text: str) -> list[dict[str, Any]]:
+    body = {
+        "provider": "mock",
+        "model": "mock",
+        "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}],
+        "tools": [],
+    }
+    request = urllib.request.Request(
+        os.environ["PARITY_BASE"] + "/stream",
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return [json.loads(line) for line in response if line.strip()]
+
+
+def prompt(session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    text = " ".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
+    reason = "end_turn"
+    for chunk in stream(text):
+        if chunk["type"] == "block-end" and chunk["block"]["type"] == "text":
+            update = {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": chunk["block"]["text"]},
+            }
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "session/update",
+                    "params": {"sessionId": session_id, "update": update},
+                }
+            )
+        elif chunk["type"] == "finish":
+            reason = STOP_REASONS.get(chunk["reason"]["kind"], "refusal")
+    return {"stopReason": reason}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, params, ident = (
+            message.get("method"),
+            message.get("params") or {},
+            message.get("id"),
+        )
+        if ident is None:
+            continue
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": 1,
+                "agentCapabilities": {"loadSession": False},
+                "authMethods": [],
+            }
+        elif method == "session/new":
+            result = {"sessionId": f"mini-{uuid.uuid4().hex}"}
+        elif method == "session/prompt":
+            result = prompt(params["sessionId"], params)
+        else:
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": ident,
+                    "error": {"code": -32601, "message": "Method not found"},
+                }
+            )
+            continue
+        send({"jsonrpc": "2.0", "id": ident, "result": result})
+
+
+if __name__ == "__main__":
+    main()
