@@ -1,0 +1,778 @@
+"""Normalization: a `Transcript` -> the snapshot-ready view of one run.
+
+The view is plain data (dicts, lists, str, int, ...) with a fixed skeleton key order, so
+it dumps to readable YAML and compares with deepdiff. Everything random or machine
+specific is replaced so two runs of the same agent give the same view:
+
+- ids become positional tokens per kind (`<session:1>`, `<message:2>`, ...), the same
+  value always the same token within a run, wherever it appears, so references stay linked;
+- the run's workdir, HOME and tmp paths become `<workdir>`, `<home>`, `<tmp>`;
+- wall-clock values (frame times, ISO timestamps, `*At` fields) are removed or `<time>`.
+
+Profiles: `exact` keeps every wire fact; `semantic` (for unlike agents) merges adjacent
+chunks of one message, folds each tool call into its final state, drops `_meta`, usage
+numbers and side model requests. Masks (selectors, see `select`) then replace values with
+`<masked>` and are counted in the view so masking never hides an assertion silently.
+
+The selector grammar lives here as well because masks (this module) and diverge rules
+(`parity.diff`) share it; `docs/transcript.md` is its reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from parity.scenario import Rule, Scenario
+from parity.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
+
+PROFILES = ("exact", "semantic")
+MASKED = "<masked>"
+TIME = "<time>"
+
+Path = tuple[str | int, ...]
+"""A concrete location in a view: dict keys and list indexes from the root."""
+
+# Keys whose string values are ids of a kind; tokens are numbered per kind in order of
+# first appearance on the wire, so the numbering is as deterministic as the agent.
+ID_KEYS: dict[str, str] = {
+    "sessionId": "session",
+    "messageId": "message",
+    "userMessageId": "message",
+    "toolCallId": "toolcall",
+    "elicitationId": "elicitation-id",
+}
+# Ids at least this long are also replaced inside other strings (paths, titles, model
+# bodies). Shorter ones (`1`, `m1`) would rewrite unrelated text, so they are replaced
+# only as whole values under their own key.
+SUBSTRING_MIN = 8
+
+# Agent -> client request ids get a kind by method: the brief calls these out because
+# peers use random ids for them.
+AGENT_REQUEST_KINDS: dict[str, str] = {
+    "session/request_permission": "permission",
+    "elicitation/create": "elicitation",
+}
+
+TIME_KEYS = frozenset(
+    {"updatedAt", "createdAt", "timestamp", "startedAt", "endedAt", "durationMs", "elapsedMs"}
+)
+ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+
+CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+class Tokens:
+    """Positional tokens per id kind for one run: value -> `<kind:n>`."""
+
+    def __init__(self, paths: Mapping[str, str], scripted: Iterable[str] = ()) -> None:
+        self._by_kind: dict[str, dict[Any, str]] = {}
+        self._scripted = frozenset(scripted)
+        # Longest first: workdir usually lives below tmp or home. The lookahead keeps
+        # `/tmp/run-1` from eating the head of a sibling `/tmp/run-10`.
+        roots = sorted(
+            ((p.rstrip("/"), name) for name, p in paths.items() if len(p.rstrip("/")) > 1),
+            key=lambda pair: -len(pair[0]),
+        )
+        self._paths = [(re.compile(re.escape(p) + r"(?![\w.-])"), f"<{n}>") for p, n in roots]
+        self._long: list[tuple[str, str]] = []
+
+    def register(self, kind: str, value: Any) -> str:
+        """Give `value` the next token of `kind` unless it has one; return the token."""
+        table = self._by_kind.setdefault(kind, {})
+        if value not in table:
+            table[value] = f"<{kind}:{len(table) + 1}>"
+            if isinstance(value, str) and len(value) >= SUBSTRING_MIN:
+                self._long.append((value, table[value]))
+                self._long.sort(key=lambda pair: -len(pair[0]))
+        return table[value]
+
+    def lookup(self, kind: str, value: Any) -> Any:
+        """The token of `value` in `kind`, or `value` itself when it has none."""
+        try:
+            return self._by_kind.get(kind, {}).get(value, value)
+        except TypeError:  # unhashable junk where an id should be
+            return value
+
+    def count(self, kind: str) -> int:
+        return len(self._by_kind.get(kind, {}))
+
+    def discover(self, value: Any) -> None:
+        """Register every id found under an id key anywhere in `value`."""
+        for key, item in _walk_items(value):
+            kind = ID_KEYS.get(key)
+            if kind is None or not isinstance(item, str) or not item:
+                continue
+            if kind == "toolcall" and item in self._scripted:
+                continue
+            self.register(kind, item)
+
+    def scrub(self, value: Any, key: str | None = None) -> Any:
+        """`value` with ids, machine paths and times replaced (a new object)."""
+        if isinstance(value, dict):
+            # Sorted: wire key order is no JSON fact, and sorted files diff well by eye.
+            return {k: self.scrub(value[k], k) for k in sorted(value)}
+        if isinstance(value, list):
+            return [self.scrub(v) for v in value]
+        if (
+            key in TIME_KEYS
+            and isinstance(value, int | float | str)
+            and not isinstance(value, bool)
+        ):
+            return TIME
+        if not isinstance(value, str):
+            return value
+        kind = ID_KEYS.get(key) if key else None
+        if kind is not None:
+            token = self.lookup(kind, value)
+            if token is not value:
+                return token
+        return self.scrub_text(value)
+
+    def scrub_text(self, text: str) -> str:
+        """Replace long ids, machine paths and ISO timestamps inside free text."""
+        for raw, token in self._long:
+            if raw in text:
+                text = text.replace(raw, token)
+        for pattern, token in self._paths:
+            text = pattern.sub(token, text)
+        return ISO_TIME.sub(TIME, text)
+
+
+def _walk_items(value: Any) -> Iterator[tuple[str, Any]]:
+    """Every (key, value) pair of every dict nested in `value`, depth first, in order."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k, v
+            yield from _walk_items(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk_items(v)
+
+
+def scripted_tool_call_ids(scenario: Scenario) -> set[str]:
+    """Tool call ids the scenario's LLM script chooses (kept verbatim, never tokenized)."""
+    ids: set[str] = set()
+    for entry in scenario.llm:
+        for call in entry.params.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("id"), str):
+                ids.add(call["id"])
+        for chunk in entry.params.get("chunks") or []:
+            if not isinstance(chunk, dict):
+                continue
+            if chunk.get("type") == "tool-call-delta" and isinstance(chunk.get("id"), str):
+                ids.add(chunk["id"])
+            block = chunk.get("block")
+            if isinstance(block, dict) and isinstance(block.get("id"), str):
+                ids.add(block["id"])
+    return ids
+
+
+# --------------------------------------------------------------------------- view
+
+
+def view(
+    transcript: Transcript,
+    profile: str,
+    masks: Sequence[Rule],
+    *,
+    scripted_ids: Iterable[str] = (),
+) -> dict[str, Any]:
+    """The normalized, snapshot-ready view of one run (see docs/transcript.md).
+
+    `profile` is `exact` or `semantic`. `masks` apply when their `targets` is None or
+    names `transcript.target`. `scripted_ids` are tool call ids chosen by the scenario
+    (`scripted_tool_call_ids`); they stay verbatim because they are deterministic.
+    """
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}: expected one of {', '.join(PROFILES)}")
+    tokens = Tokens(transcript.paths, scripted_ids)
+    _discover(transcript, tokens)
+    out = _Builder(transcript, tokens).build()
+    if profile == "semantic":
+        out = semantic(out)
+    applicable = [m for m in masks if m.targets is None or transcript.target in m.targets]
+    out["masked"] = apply_masks(out, applicable)
+    return out
+
+
+def _discover(transcript: Transcript, tokens: Tokens) -> None:
+    """Number ids in wire order: frames first, then model bodies."""
+    for frame in transcript.frames:
+        msg = frame.message
+        if not isinstance(msg, dict):
+            continue
+        tokens.discover(msg.get("params"))
+        tokens.discover(msg.get("result"))
+        tokens.discover(msg.get("error"))
+        if "method" in msg and "id" in msg and _hashable(msg["id"]):
+            if frame.direction == "out":
+                tokens.register("request", ("out", msg["id"]))
+            else:
+                kind = AGENT_REQUEST_KINDS.get(str(msg["method"]), "agent-request")
+                tokens.register(kind, ("in", msg["id"]))
+    for request in transcript.model_requests:
+        tokens.discover(request.body)
+
+
+def _hashable(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool) or value is None
+
+
+class _Builder:
+    """Assembles the view of one transcript; one instance per call."""
+
+    def __init__(self, transcript: Transcript, tokens: Tokens) -> None:
+        self.t = transcript
+        self.tokens = tokens
+        self.multi_session = tokens.count("session") > 1
+        self.answers = self._match_answers()
+        self.used: set[int] = set(self.answers.values())
+
+    def _match_answers(self) -> dict[int, int]:
+        """Agent request seq -> seq of the harness's answer (first response with its id)."""
+        pending: dict[Any, int] = {}
+        answers: dict[int, int] = {}
+        for f in self.t.frames:
+            msg = f.message
+            if not isinstance(msg, dict) or not _hashable(msg.get("id")):
+                continue
+            if f.direction == "in" and "method" in msg and "id" in msg:
+                pending[msg["id"]] = f.seq
+            elif f.direction == "out" and "method" not in msg and msg.get("id") in pending:
+                answers[pending.pop(msg["id"])] = f.seq
+        return answers
+
+    def _own(self) -> tuple[dict[int, int], set[int]]:
+        """Each frame -> the one step it belongs to, plus the steps' own request and
+        response frames. Step frame ranges overlap under `parallel` (the parent and every
+        child record all frames of the block), so a frame goes to the step whose request
+        or response it is, else to a non-parallel step of the same session, else to the
+        first step that recorded it."""
+        own: set[int] = set()
+        candidates: dict[int, list[int]] = {}
+        for i, step in enumerate(self.t.steps):
+            req = resp = False
+            for seq in step.frames:
+                f = self.t.frames[seq]
+                if not req and f.direction == "out" and _same(f.message, step.request):
+                    req = True
+                elif not resp and f.direction == "in" and _same(f.message, step.response):
+                    resp = True
+                else:
+                    candidates.setdefault(seq, []).append(i)
+                    continue
+                own.add(seq)
+                candidates[seq] = [i]
+        owner: dict[int, int] = {}
+        for seq, steps in candidates.items():
+            if seq in own or len(steps) == 1:
+                owner[seq] = steps[0]
+                continue
+            plain = [i for i in steps if self.t.steps[i].kind != "parallel"] or steps
+            session = _session_of(self.t.frames[seq].message)
+            same = [
+                i
+                for i in plain
+                if session is not None and _step_session(self.t.steps[i]) == session
+            ]
+            owner[seq] = (same or plain)[0]
+        return owner, own
+
+    def build(self) -> dict[str, Any]:
+        owner, own = self._own()
+        steps = [
+            self._step(i, step, [q for q in step.frames if owner.get(q) == i], own)
+            for i, step in enumerate(self.t.steps)
+        ]
+        before: list[Any] = []
+        after: list[Any] = []
+        for f in self.t.frames:
+            if f.seq in owner or f.seq in self.used:
+                continue
+            earlier = [i for i, s in enumerate(self.t.steps) if _began_before(s, f)]
+            if not earlier:
+                before.append(self._loose(f))
+            elif earlier[-1] == len(self.t.steps) - 1:
+                after.append(self._loose(f))
+            else:
+                steps[earlier[-1]].setdefault("late", []).append(self._loose(f))
+        out: dict[str, Any] = {}
+        if before:
+            out["before"] = before
+        out["steps"] = steps
+        out["after"] = after
+        out["model"] = [self._model(r) for r in self.t.model_requests]
+        out["process"] = self._process()
+        return out
+
+    def _step(self, i: int, step: StepRecord, frames: list[int], own: set[int]) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "step": i + 1,
+            "do": step.kind,
+            "label": self.tokens.scrub(step.label),
+        }
+        if step.request is not None:
+            item["send"] = self._send(step.request)
+        if isinstance(step.response, dict):
+            if "error" in step.response:
+                item["error"] = self._error(step.response["error"])
+            else:
+                item["result"] = self.tokens.scrub(step.response.get("result"))
+        updates: list[Any] = []
+        requests: list[Any] = []
+        notes: list[Any] = []
+        for seq in frames:
+            if seq in own or seq in self.used:
+                continue
+            bucket, entry = self._classify(self.t.frames[seq])
+            {"update": updates, "agent_request": requests}.get(bucket, notes).append(entry)
+        if step.problem:
+            notes.append({"problem": self.tokens.scrub_text(step.problem)})
+        for key, value in (("updates", updates), ("agent_requests", requests), ("notes", notes)):
+            if value:
+                item[key] = value
+        return item
+
+    def _send(self, request: Any) -> dict[str, Any]:
+        if isinstance(request, dict) and "method" in request:
+            sent: dict[str, Any] = {"method": request["method"]}
+            if "params" in request:
+                sent["params"] = self._params(request["method"], request["params"], "out")
+            return sent
+        if isinstance(request, str):
+            return {"raw": self.tokens.scrub_text(request)}
+        return {"raw": self.tokens.scrub(request)}
+
+    def _params(self, method: Any, params: Any, direction: str) -> Any:
+        scrubbed = self.tokens.scrub(params)
+        # `$/cancel_request` names one of the sender's own request ids; keep the link.
+        if method == "$/cancel_request" and isinstance(params, dict) and "requestId" in params:
+            scrubbed["requestId"] = self._request_token(direction, params["requestId"])
+        return scrubbed
+
+    def _request_token(self, direction: str, ident: Any) -> Any:
+        """The token of a JSON-RPC id sent by `direction`'s side, else the scrubbed id."""
+        kinds = (
+            ("request",) if direction == "out" else ("permission", "elicitation", "agent-request")
+        )
+        for kind in kinds:
+            token = self.tokens.lookup(kind, (direction, ident))
+            if isinstance(token, str):
+                return token
+        return self.tokens.scrub(ident)
+
+    def _error(self, error: Any) -> Any:
+        if not isinstance(error, dict):
+            return self.tokens.scrub(error)
+        out = {k: self.tokens.scrub(error[k]) for k in ("code", "message") if k in error}
+        if "data" in error:
+            out["data"] = self.tokens.scrub(error["data"])
+        out.update({k: self.tokens.scrub(v) for k, v in error.items() if k not in out})
+        return out
+
+    def _classify(self, f: Frame) -> tuple[str, Any]:
+        """(bucket, entry) for one frame that is not the step's own request/response."""
+        if f.parse_error is not None or f.oversize:
+            entry: dict[str, Any] = {"unparsable": self.tokens.scrub_text(f.raw)}
+            if f.direction == "out":
+                entry = {"sent_raw": entry["unparsable"]}
+            if f.oversize:
+                entry["oversize"] = True
+            return "note", entry
+        msg = f.message
+        if not isinstance(msg, dict):
+            key = "sent_raw" if f.direction == "out" else "not_jsonrpc"
+            return "note", {key: self.tokens.scrub(msg)}
+        method = msg.get("method")
+        if f.direction == "in" and method is not None and "id" in msg:
+            return "agent_request", self._agent_request(f)
+        if f.direction == "in" and method == "session/update" and "id" not in msg:
+            return "update", self._update(msg.get("params"))
+        if f.direction == "in" and method is not None:
+            return "note", {"notify": self._call(msg, "in")}
+        if f.direction == "in":
+            return "note", {"response": self._response(msg, "out")}
+        if method is not None:
+            return "note", {"sent": self._call(msg, "out")}
+        return "note", {"sent_response": self._response(msg, "in")}
+
+    def _call(self, msg: dict[str, Any], direction: str) -> dict[str, Any]:
+        call: dict[str, Any] = {"method": msg["method"]}
+        if "params" in msg:
+            call["params"] = self._params(msg["method"], msg["params"], direction)
+        return call
+
+    def _response(self, msg: dict[str, Any], request_direction: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if "id" in msg:
+            out["id"] = self._request_token(request_direction, msg["id"])
+        if "result" in msg:
+            out["result"] = self.tokens.scrub(msg["result"])
+        if "error" in msg:
+            out["error"] = self._error(msg["error"])
+        return out
+
+    def _agent_request(self, f: Frame) -> dict[str, Any]:
+        entry = self._call(f.message, "in")
+        answer_seq = self.answers.get(f.seq)
+        if answer_seq is None:
+            entry["answer"] = None
+        else:
+            answer = self.t.frames[answer_seq].message
+            entry["answer"] = (
+                {"error": self._error(answer["error"])}
+                if "error" in answer
+                else {"result": self.tokens.scrub(answer.get("result"))}
+            )
+        return entry
+
+    def _update(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict) or not isinstance(params.get("update"), dict):
+            return {"malformed": self.tokens.scrub(params)}
+        update = self.tokens.scrub(params["update"])
+        entry: dict[str, Any] = {}
+        if "sessionUpdate" in update:
+            entry["sessionUpdate"] = update.pop("sessionUpdate")
+        if self.multi_session:
+            entry["session"] = self.tokens.lookup("session", params.get("sessionId"))
+        entry.update(update)
+        extra = {k: v for k, v in params.items() if k not in ("sessionId", "update")}
+        if extra:
+            entry["notification"] = self.tokens.scrub(extra)
+        return entry
+
+    def _loose(self, f: Frame) -> dict[str, Any]:
+        """A frame outside every step, as one tagged entry."""
+        bucket, entry = self._classify(f)
+        if bucket == "update":
+            return {"update": entry}
+        if bucket == "agent_request":
+            return {"agent_request": entry}
+        return dict(entry)
+
+    def _model(self, r: ModelRequest) -> dict[str, Any]:
+        item: dict[str, Any] = {"path": r.path}
+        if r.method != "POST":
+            item["method"] = r.method
+        item["body"] = self.tokens.scrub(r.body)
+        if r.status != 200:
+            item["status"] = r.status
+        if r.aborted:
+            item["aborted"] = True
+        if r.side:
+            item["side"] = True
+        if r.problem:
+            item["problem"] = self.tokens.scrub_text(r.problem)
+        return item
+
+    def _process(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"exit": [_exit(p) for p in self.t.processes]}
+        if self.t.problems:
+            out["problems"] = [self.tokens.scrub_text(p) for p in self.t.problems]
+        return out
+
+
+def _began_before(step: StepRecord, f: Frame) -> bool:
+    # A step that recorded no frame (wait, restart) is placed by its start time.
+    return step.frames[0] < f.seq if step.frames else step.t_start <= f.t
+
+
+def _same(message: Any, sent: Any) -> bool:
+    return sent is not None and message == sent
+
+
+def _session_of(message: Any) -> Any:
+    """The sessionId a frame is about (params), if any."""
+    if isinstance(message, dict) and isinstance(message.get("params"), dict):
+        return message["params"].get("sessionId")
+    return None
+
+
+def _step_session(step: StepRecord) -> Any:
+    """The session a step is about: its request's, else the one its response created."""
+    session = _session_of(step.request)
+    if session is None and isinstance(step.response, dict):
+        result = step.response.get("result")
+        if isinstance(result, dict):
+            session = result.get("sessionId")
+    return session
+
+
+def _exit(p: ProcessRecord) -> dict[str, Any]:
+    # pid, argv (ports, paths) and stderr are machine noise; how it ended is not.
+    out: dict[str, Any] = {}
+    if p.stopped_by is not None:
+        out["by"] = p.stopped_by
+    if p.exit_code is not None:
+        out["code"] = p.exit_code
+    if p.signal is not None:
+        out["signal"] = p.signal
+    return out
+
+
+# --------------------------------------------------------------------------- semantic
+
+
+def semantic(exact: dict[str, Any]) -> dict[str, Any]:
+    """The semantic profile of an exact view (a new object; `masked` not yet added)."""
+    out: dict[str, Any] = _drop_meta(exact)
+    out["steps"] = [_semantic_step(s) for s in out.get("steps", [])]
+    for key in ("before", "after"):
+        if key in out:
+            out[key] = _semantic_loose(out[key])
+    out["model"] = [m for m in out.get("model", []) if not m.get("side")]
+    return out
+
+
+def _semantic_step(step: dict[str, Any]) -> dict[str, Any]:
+    if "updates" in step:
+        step["updates"] = semantic_updates(step["updates"])
+        if not step["updates"]:
+            del step["updates"]
+    if isinstance(step.get("result"), dict):
+        step["result"].pop("usage", None)
+    if "late" in step:
+        step["late"] = _semantic_loose(step["late"])
+    return step
+
+
+def _semantic_loose(entries: list[Any]) -> list[Any]:
+    """Apply `semantic_updates` to the runs of `{update: ...}` entries in a loose list."""
+    out: list[Any] = []
+    run: list[Any] = []
+    for entry in [*entries, None]:
+        if isinstance(entry, dict) and set(entry) == {"update"}:
+            run.append(entry["update"])
+            continue
+        out.extend({"update": u} for u in semantic_updates(run))
+        run = []
+        if entry is not None:
+            out.append(entry)
+    return out
+
+
+def semantic_updates(updates: list[Any]) -> list[Any]:
+    """Fold tool calls into their final state, then merge adjacent chunks of a message.
+
+    Usage numbers are dropped and empty text chunks vanish: unlike agents meter tokens
+    differently and some send an empty chunk just to carry metadata.
+    """
+    return merge_chunks(_fold_tools([_drop_usage(u) for u in updates]))
+
+
+def _drop_usage(update: Any) -> Any:
+    if isinstance(update, dict) and update.get("sessionUpdate") == "usage_update":
+        return {k: v for k, v in update.items() if k not in ("used", "size", "cost")}
+    return update
+
+
+def _fold_tools(updates: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    state: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for u in updates:
+        kind = u.get("sessionUpdate") if isinstance(u, dict) else None
+        if kind not in ("tool_call", "tool_call_update") or not _hashable(u.get("toolCallId")):
+            out.append(u)
+            continue
+        key = (u.get("session"), u.get("toolCallId"))
+        if key not in state:
+            state[key] = {**u, "sessionUpdate": "tool_call"}
+            out.append(state[key])
+        else:
+            # ACP: fields absent (or null) in an update are unchanged; present ones replace.
+            state[key].update(
+                {k: v for k, v in u.items() if k != "sessionUpdate" and v is not None}
+            )
+    return out
+
+
+def merge_chunks(updates: list[Any]) -> list[Any]:
+    """Adjacent text chunks of the same kind, message and session merged into one."""
+    out: list[Any] = []
+    for u in updates:
+        if _text_chunk(u) and u["content"]["text"] == "":
+            continue
+        prev = out[-1] if out else None
+        if (
+            _text_chunk(u)
+            and _text_chunk(prev)
+            and prev["sessionUpdate"] == u["sessionUpdate"]
+            and prev.get("messageId") == u.get("messageId")
+            and prev.get("session") == u.get("session")
+        ):
+            merged = dict(prev)
+            merged["content"] = {
+                **prev["content"],
+                "text": prev["content"]["text"] + u["content"]["text"],
+            }
+            out[-1] = merged
+        else:
+            out.append(u)
+    return out
+
+
+def _text_chunk(u: Any) -> TypeGuard[dict[str, Any]]:
+    return (
+        isinstance(u, dict)
+        and u.get("sessionUpdate") in CHUNK_KINDS
+        and isinstance(u.get("content"), dict)
+        and u["content"].get("type") == "text"
+        and isinstance(u["content"].get("text"), str)
+    )
+
+
+def _drop_meta(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_meta(v) for k, v in value.items() if k != "_meta"}
+    if isinstance(value, list):
+        return [_drop_meta(v) for v in value]
+    return value
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+@dataclass(frozen=True)
+class _Seg:
+    kind: str  # key | any | deep | index | each
+    key: str = ""
+    index: int = 0
+
+
+# Dict fields that name what a node is; a selector segment equal to one of their values
+# selects the node itself (`*.usage_update.used`, `*.session/request_permission.params`).
+FILTER_KEYS = ("sessionUpdate", "method")
+
+_TOKEN = re.compile(r"""\.?(\*\*|\*|[^.\[\]]+)|\[(\*|-?\d+|"[^"]*"|'[^']*')\]""")
+
+
+def parse_selector(selector: str) -> list[_Seg]:
+    """Parse a selector; raises ValueError with the offending position."""
+    segs: list[_Seg] = []
+    pos = 0
+    text = selector.strip()
+    if not text:
+        raise ValueError("empty selector")
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or (pos == 0 and text.startswith(".")):
+            raise ValueError(f"bad selector {selector!r} at column {pos + 1}")
+        name, bracket = m.group(1), m.group(2)
+        if name == "**":
+            segs.append(_Seg("deep"))
+        elif name == "*":
+            # A leading `*` anchors anywhere: `*.usage_update.used` reads naturally.
+            segs.append(_Seg("deep" if not segs else "any"))
+        elif name is not None:
+            segs.append(_Seg("key", key=name))
+        elif bracket == "*":
+            segs.append(_Seg("each"))
+        elif bracket[0] in "\"'":
+            segs.append(_Seg("key", key=bracket[1:-1]))
+        else:
+            segs.append(_Seg("index", index=int(bracket)))
+        pos = m.end()
+    return segs
+
+
+def select(root: Any, selector: str) -> list[Path]:
+    """Concrete paths in `root` matched by `selector`, in document order, deduplicated."""
+    segs = parse_selector(selector)
+    found: dict[Path, None] = {}
+
+    def walk(node: Any, path: Path, i: int) -> None:
+        if i == len(segs):
+            found.setdefault(path, None)
+            return
+        seg = segs[i]
+        if seg.kind == "deep":
+            walk(node, path, i + 1)
+            for k, child in _children(node):
+                walk(child, (*path, k), i)
+        elif seg.kind == "any":
+            for k, child in _children(node):
+                walk(child, (*path, k), i + 1)
+        elif seg.kind == "each":
+            if isinstance(node, list):
+                for k, child in enumerate(node):
+                    walk(child, (*path, k), i + 1)
+        elif seg.kind == "index":
+            if isinstance(node, list) and -len(node) <= seg.index < len(node):
+                k = seg.index % len(node)
+                walk(node[k], (*path, k), i + 1)
+        elif isinstance(node, dict):
+            if seg.key in node:
+                walk(node[seg.key], (*path, seg.key), i + 1)
+            if any(node.get(f) == seg.key for f in FILTER_KEYS):
+                walk(node, path, i + 1)
+
+    walk(root, (), 0)
+    return list(found)
+
+
+def _children(node: Any) -> Iterator[tuple[str | int, Any]]:
+    if isinstance(node, dict):
+        yield from node.items()
+    elif isinstance(node, list):
+        yield from enumerate(node)
+
+
+def format_path(path: Path) -> str:
+    """`("steps", 2, "updates", 0)` -> `steps[2].updates[0]` (a valid selector)."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[^.\[\]*]+", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out or "<root>"
+
+
+def get_path(root: Any, path: Path) -> Any:
+    """The value at `path` (raises KeyError/IndexError when absent)."""
+    node = root
+    for part in path:
+        node = node[part]
+    return node
+
+
+def apply_masks(root: dict[str, Any], masks: Sequence[Rule]) -> dict[str, int]:
+    """Replace every value matched by a mask with `<masked>` in place; count per path.
+
+    Paths are evaluated before any replacement so masks never mask each other's
+    results away; a value under an already masked ancestor is not counted twice. A mask
+    matching nothing keeps count 0 (see `unmatched_masks`).
+    """
+    counts: dict[str, int] = {}
+    done: set[Path] = set()
+    matched = [(m.path, select(root, m.path)) for m in masks]
+    for selector, paths in matched:
+        counts.setdefault(selector, 0)
+        for path in sorted(paths, key=len):
+            if any(path[:n] in done for n in range(len(path) + 1)):
+                continue
+            _set_path(root, path, MASKED)
+            done.add(path)
+            counts[selector] += 1
+    return counts
+
+
+def _set_path(root: Any, path: Path, value: Any) -> None:
+    if not path:
+        return
+    parent = get_path(root, path[:-1])
+    parent[path[-1]] = value
+
+
+def unmatched_masks(normalized: Mapping[str, Any]) -> list[str]:
+    """Selectors of masks that matched nothing in this view (to be reported)."""
+    return [path for path, n in normalized.get("masked", {}).items() if n == 0]

@@ -1,0 +1,309 @@
+"""The normalized view: tokens, paths, times, step buckets, loose frames."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+from wirebuild import Wire, chunk
+
+from parity.normalize import view
+
+S1 = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
+S2 = "7a1e2f3d-4c5b-4a69-8877-665544332211"
+PATHS = {"workdir": "/tmp/run-1/work", "home": "/tmp/run-1/home", "tmp": "/tmp/run-1"}
+
+
+def text_turn(
+    session: str = S1, message: str = "msg-aaaa-1111", call: str = "call_9f8e7d6c"
+) -> Wire:
+    """initialize, new_session, a prompt with a tool call and text; random ids injected."""
+    w = Wire(paths=PATHS)
+    w.step("initialize", "initialize").send(1, "initialize", {"protocolVersion": 1})
+    w.reply(1, {"protocolVersion": 1, "agentCapabilities": {}}).end()
+    w.step("new_session", "new_session s1")
+    w.send(2, "session/new", {"cwd": PATHS["workdir"], "mcpServers": []})
+    w.reply(2, {"sessionId": session, "configOptions": []}).end()
+    w.step("prompt", 'prompt s1 "go"')
+    w.send(3, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "go"}]})
+    w.update(session, chunk(message, "inspect", "agent_thought_chunk"))
+    w.update(
+        session,
+        {"sessionUpdate": "tool_call", "toolCallId": call, "title": "echo", "status": "pending"},
+    )
+    w.ask(0, "session/request_permission", {"sessionId": session, "toolCall": {"toolCallId": call}})
+    w.answer(0, {"outcome": {"outcome": "cancelled"}})
+    w.update(
+        session,
+        {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "failed"},
+    )
+    w.update(session, chunk(message + "-2", "done"))
+    w.reply(3, {"stopReason": "end_turn"}).end()
+    w.model({"sessionId": session, "messages": [{"role": "user", "content": "go"}]})
+    w.model(
+        {
+            "sessionId": session,
+            "messages": [{"role": "tool", "toolCallId": call, "content": "no"}],
+        }
+    )
+    w.process(exit_code=0, stopped_by="eof", stderr_tail="pid 999 bye")
+    return w
+
+
+def test_ids_become_linked_positional_tokens() -> None:
+    v = view(text_turn().t, "exact", [])
+    new, prompt = v["steps"][1], v["steps"][2]
+    assert new["result"]["sessionId"] == "<session:1>"
+    assert prompt["send"]["params"]["sessionId"] == "<session:1>"
+    kinds = [
+        (u["sessionUpdate"], u.get("messageId"), u.get("toolCallId")) for u in prompt["updates"]
+    ]
+    assert kinds == [
+        ("agent_thought_chunk", "<message:1>", None),
+        ("tool_call", None, "<toolcall:1>"),
+        ("tool_call_update", None, "<toolcall:1>"),
+        ("agent_message_chunk", "<message:2>", None),
+    ]
+    (ask,) = prompt["agent_requests"]
+    assert ask["params"]["toolCall"]["toolCallId"] == "<toolcall:1>"
+    assert ask["answer"] == {"result": {"outcome": {"outcome": "cancelled"}}}
+    # The same values in the model bodies get the same tokens.
+    assert v["model"][0]["body"]["sessionId"] == "<session:1>"
+    assert v["model"][1]["body"]["messages"][0]["toolCallId"] == "<toolcall:1>"
+    # One session: updates carry no session key.
+    assert all("session" not in u for u in prompt["updates"])
+
+
+def test_views_of_two_runs_with_different_random_ids_are_equal() -> None:
+    a = view(text_turn().t, "exact", [])
+    b = view(text_turn(session=S2, message="other-msg-22", call="call_0000aaaa").t, "exact", [])
+    assert a == b
+    assert S1 not in yaml.safe_dump(a)
+
+
+def test_scripted_tool_call_ids_stay_verbatim() -> None:
+    v = view(text_turn(call="call-1").t, "exact", [], scripted_ids={"call-1"})
+    assert v["steps"][2]["updates"][1]["toolCallId"] == "call-1"
+
+
+def test_machine_paths_are_masked_in_strings_and_uris() -> None:
+    w = Wire(paths=PATHS)
+    w.step("request", "request x/y")
+    w.send(
+        1,
+        "x/y",
+        {
+            "cwd": "/tmp/run-1/work",
+            "uri": "file:///tmp/run-1/work/notes.txt",
+            "home": "/tmp/run-1/home/.config",
+            "log": "wrote /tmp/run-1/scratch.txt",
+            "sibling": "/tmp/run-10/other",
+        },
+    )
+    w.reply(1, {"path": "/tmp/run-1/work"}).end()
+    step = view(w.t, "exact", [])["steps"][0]
+    assert step["send"]["params"] == {
+        "cwd": "<workdir>",
+        "home": "<home>/.config",
+        "log": "wrote <tmp>/scratch.txt",
+        "sibling": "/tmp/run-10/other",
+        "uri": "file://<workdir>/notes.txt",
+    }
+    assert step["result"] == {"path": "<workdir>"}
+
+
+def test_long_ids_inside_text_and_times_are_replaced() -> None:
+    w = text_turn()
+    w.step("list_sessions", "list_sessions")
+    w.send(4, "session/list", {})
+    w.reply(
+        4,
+        {
+            "sessions": [
+                {
+                    "sessionId": S1,
+                    "title": f"log at /home/u/.dsh/{S1}.jsonl",
+                    "updatedAt": "2026-11-29T18:45:14.123Z",
+                }
+            ]
+        },
+    ).end()
+    (entry,) = view(w.t, "exact", [])["steps"][3]["result"]["sessions"]
+    assert entry == {
+        "sessionId": "<session:1>",
+        "title": "log at /home/u/.dsh/<session:1>.jsonl",
+        "updatedAt": "<time>",
+    }
+
+
+def test_request_ids_never_leak_and_cancel_request_keeps_its_link() -> None:
+    w = Wire()
+    w.step("prompt", "prompt s1 hang").send(17, "session/prompt", {"sessionId": "s"})
+    w.notify("$/cancel_request", {"requestId": 17}, direction="out")
+    w.reply(17, {"stopReason": "cancelled"}).end()
+    step = view(w.t, "exact", [])["steps"][0]
+    assert step["send"] == {"method": "session/prompt", "params": {"sessionId": "<session:1>"}}
+    assert step["notes"] == [
+        {"sent": {"method": "$/cancel_request", "params": {"requestId": "<request:1>"}}}
+    ]
+    assert step["result"] == {"stopReason": "cancelled"}
+
+
+def test_session_key_only_when_the_run_has_several_sessions() -> None:
+    w = Wire()
+    w.step("prompt", "prompt s1").send(1, "session/prompt", {"sessionId": S1})
+    w.update(S1, chunk(None, "a"))
+    w.update(S2, chunk(None, "b"))
+    w.reply(1, {"stopReason": "end_turn"}).end()
+    updates = view(w.t, "exact", [])["steps"][0]["updates"]
+    assert [u["session"] for u in updates] == ["<session:1>", "<session:2>"]
+    assert list(updates[0])[:2] == ["sessionUpdate", "session"]
+
+
+def test_errors_notes_and_problems() -> None:
+    w = Wire()
+    w.step("send_raw", "send_raw").frame("out", None, raw="{not json")
+    w.frame("in", None, raw="garbage on stdout")
+    w.frame("in", ["a", "json", "array"])
+    w.notify("_x/log", {"level": "info"})
+    w.reply(99, {"stray": True})
+    w.end(problem="no response within 15 s")
+    w.step("request", "request nope").send(2, "nope", {})
+    w.reply(
+        2, error={"code": -32601, "message": '"Method not found": nope', "data": {"method": "nope"}}
+    )
+    w.end()
+    v = view(w.t, "exact", [])
+    assert v["steps"][0]["notes"] == [
+        {"sent_raw": "{not json"},
+        {"unparsable": "garbage on stdout"},
+        {"not_jsonrpc": ["a", "json", "array"]},
+        {"notify": {"method": "_x/log", "params": {"level": "info"}}},
+        {"response": {"id": 99, "result": {"stray": True}}},
+        {"problem": "no response within 15 s"},
+    ]
+    assert "send" not in v["steps"][0]
+    assert v["steps"][1]["error"] == {
+        "code": -32601,
+        "message": '"Method not found": nope',
+        "data": {"method": "nope"},
+    }
+    assert "result" not in v["steps"][1]
+
+
+def test_frames_outside_steps_go_to_late_and_after() -> None:
+    w = Wire()
+    w.step("prompt", "p1").send(1, "session/prompt", {"sessionId": S1})
+    w.reply(1, {"stopReason": "end_turn"}).end()
+    w.update(S1, {"sessionUpdate": "session_info_update", "title": "late title"})
+    w.step("wait", "wait 10ms").end()
+    w.update(S1, {"sessionUpdate": "session_info_update", "title": "after"})
+    w.ask(5, "fs/read_text_file", {"sessionId": S1, "path": "/x"})
+    w.frame("out", {"jsonrpc": "2.0", "id": 5, "error": {"code": -32601, "message": "no"}})
+    v = view(w.t, "exact", [])
+    assert v["steps"][0]["late"] == [
+        {"update": {"sessionUpdate": "session_info_update", "title": "late title"}}
+    ]
+    assert v["after"] == [
+        {"update": {"sessionUpdate": "session_info_update", "title": "after"}},
+        {
+            "agent_request": {
+                "method": "fs/read_text_file",
+                "params": {"path": "/x", "sessionId": "<session:1>"},
+                "answer": {"error": {"code": -32601, "message": "no"}},
+            }
+        },
+    ]
+
+
+def test_model_and_process_keep_only_deterministic_facts() -> None:
+    w = Wire(paths=PATHS)
+    w.model({"messages": []}, status=409, problem="script exhausted", aborted=True, aborted_at=3.2)
+    w.model({"purpose": "title"}, side=True, path="/v1/chat/completions")
+    w.process(exit_code=None, signal=15, stopped_by="sigterm")
+    w.t.problems.append("agent wrote to /tmp/run-1/home/x.log")
+    v = view(w.t, "exact", [])
+    assert v["model"] == [
+        {
+            "path": "/stream",
+            "body": {"messages": []},
+            "status": 409,
+            "aborted": True,
+            "problem": "script exhausted",
+        },
+        {"path": "/v1/chat/completions", "body": {"purpose": "title"}, "side": True},
+    ]
+    assert v["process"] == {
+        "exit": [{"by": "sigterm", "signal": 15}],
+        "problems": ["agent wrote to <home>/x.log"],
+    }
+
+
+def test_view_skeleton_order_and_yaml_round_trip() -> None:
+    v = view(text_turn().t, "exact", [])
+    assert list(v) == ["steps", "after", "model", "process", "masked"]
+    assert list(v["steps"][2]) == [
+        "step",
+        "do",
+        "label",
+        "send",
+        "result",
+        "updates",
+        "agent_requests",
+    ]
+    assert yaml.safe_load(yaml.safe_dump(v, sort_keys=False)) == v
+
+
+def test_parallel_children_each_get_their_own_frames() -> None:
+    w = Wire()
+    parent = w.step("parallel", "parallel").open
+    assert parent is not None
+    w.open = None
+    a = w.step("prompt", "prompt s1").open
+    w.open = None
+    b = w.step("prompt", "prompt s2").open
+    w.open = None
+    seqs = [
+        w.frame(
+            "out",
+            {"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {"sessionId": S1}},
+        ),
+        w.frame(
+            "out",
+            {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": S2}},
+        ),
+        w.frame(
+            "in",
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": S2, "update": chunk(None, "two")},
+            },
+        ),
+        w.frame(
+            "in",
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {"sessionId": S1, "update": chunk(None, "one")},
+            },
+        ),
+        w.frame("in", {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}}),
+        w.frame("in", {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}}),
+    ]
+    assert a is not None and b is not None
+    for record in (parent, a, b):
+        record.frames = list(seqs)
+    a.request, a.response = w.t.frames[0].message, w.t.frames[5].message
+    b.request, b.response = w.t.frames[1].message, w.t.frames[4].message
+    steps = view(w.t, "exact", [])["steps"]
+    assert steps[0] == {"step": 1, "do": "parallel", "label": "parallel"}
+    texts: list[Any] = [[u["content"]["text"] for u in s["updates"]] for s in steps[1:]]
+    assert texts == [["one"], ["two"]]
+    assert [s["result"]["stopReason"] for s in steps[1:]] == ["cancelled", "end_turn"]
+
+
+def test_unknown_profile_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown profile 'fuzzy'"):
+        view(Wire().t, "fuzzy", [])
