@@ -1,0 +1,33 @@
+"""Fixtures for the fake LLM tests: a real server on 127.0.0.1 per test."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from parity.fakellm import FakeLLM, Run
+from parity.scenario import DEFAULT_CATALOG, Tool
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeLLM]:
+    server = FakeLLM()
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+@pytest.fixture
+def open_run(fake: FakeLLM) -> Callable[..., Run]:
+    """`open_run(llm, tools=None)`: a run with a fresh id and the default catalog."""
+    counter = iter(range(1_000_000))
+
+    def _open(llm: list[dict[str, Any]], tools: list[Tool] | None = None) -> Run:
+        run_id = f"r{next(counter)}"
+        return fake.open_run(run_id, llm=llm, tools=tools or [], catalog=DEFAULT_CATALOG)
+
+    return _open
