@@ -1,0 +1,300 @@
+"""The `parity` command.
+
+`run` and `record` are thin over pytest (the plugin in `parity.plugin` does the work), so
+`parity run`, `make parity` and `pytest scenarios` share one implementation. The other
+subcommands reuse the same library pieces directly: targets, runner, snapshot, report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from parity import peers, report, targets
+from parity.snapshot import dump_view, read_view
+
+
+def _config(args: argparse.Namespace) -> targets.Config:
+    return targets.load_config(Path(args.root) if args.root else None)
+
+
+def _scenario_path(config: targets.Config, name: str) -> Path:
+    """A scenario given as a path, or as a name below the scenarios dir."""
+    path = Path(name)
+    if path.exists():
+        return path
+    for candidate in (config.scenarios_dir / name, config.scenarios_dir / f"{name}.yaml"):
+        if candidate.is_file():
+            return candidate
+    raise SystemExit(f"parity: no scenario {name!r} (looked in {config.scenarios_dir})")
+
+
+def _load(config: targets.Config, name: str) -> Any:
+    from parity.scenario import ScenarioInvalid, load_scenario
+
+    try:
+        return load_scenario(_scenario_path(config, name), config.scenarios_dir)
+    except ScenarioInvalid as exc:
+        raise SystemExit(f"parity: invalid scenario:\n{exc}") from None
+
+
+# -- run / record: pytest with the plugin ----------------------------------------------
+
+
+def pytest_args(args: argparse.Namespace, config: targets.Config, *, record: bool) -> list[str]:
+    """The pytest command line `parity run` / `parity record` stands for (pure)."""
+    paths = [str(_scenario_path(config, s)) for s in args.scenarios] or [str(config.scenarios_dir)]
+    out = [*paths, "-p", "parity.plugin", "--parity-root", str(config.root)]
+    out += ["-v"] if not args.quiet else ["-q"]
+    if args.targets:
+        out += ["--targets", args.targets]
+    if args.require_targets:
+        out += ["--require-targets", args.require_targets]
+    if args.keyword:
+        out += ["-k", args.keyword]
+    if args.workers:
+        out += ["-n", args.workers]
+    if record:
+        out.append("--snapshot-update")
+    return out + list(args.pytest_args)
+
+
+def cmd_run(args: argparse.Namespace, *, record: bool = False) -> int:
+    import pytest
+
+    config = _config(args)
+    return int(pytest.main(pytest_args(args, config, record=record)))
+
+
+# -- small commands --------------------------------------------------------------------
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    config = _config(args)
+    rows = targets.describe(config)
+    width = max(len(name) for name, _, _ in rows)
+    for name, state, detail in rows:
+        print(f"{name:<{width}}  {state:<11}  {detail}")
+    print(f"\n(targets from parity/targets.toml and {config.source})")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from parity.scenario import validate_main
+
+    return validate_main(list(args.paths))
+
+
+def cmd_peers(args: argparse.Namespace) -> int:
+    config = _config(args)
+    if args.action == "install":
+        return peers.install(config, args.names)
+    for name, spec in peers.installable(config).items():
+        why = targets.availability(spec, config.root)
+        print(f"{name:<12} {spec.install.get('npm', '')}  {why or 'installed'}")
+    return 0
+
+
+# -- commands that run agents directly -------------------------------------------------
+
+
+def _views(
+    config: targets.Config, scenario: Any, names: Sequence[str]
+) -> list[tuple[str, Any, dict[str, Any] | None]]:
+    """(title, view, transcript) per target: a live run, else the recorded snapshot."""
+    from parity.runner import Runner
+
+    out: list[tuple[str, Any, dict[str, Any] | None]] = []
+    with Runner(config) as runner:
+        for name in names:
+            why = runner.unavailable(name)
+            if why is None:
+                result = runner.result(scenario, name)
+                out.append((name, result.view, result.transcript))
+                continue
+            recorded = read_view(config.snapshots_dir, scenario.name, name)
+            if recorded is None:
+                raise SystemExit(f"parity: {name} cannot run ({why}) and has no snapshot")
+            out.append((f"{name} (recorded; {why})", recorded, None))
+    return out
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    config = _config(args)
+    scenario = _load(config, args.scenario)
+    names = args.targets or scenario.targets[:1]
+    if len(names) > 2:
+        raise SystemExit("parity show: at most two targets (side by side)")
+    views = _views(config, scenario, names)
+    if args.raw:
+        for title, _, transcript in views:
+            print(f"--- {title}: raw transcript tail")
+            print(report.transcript_tail(transcript or {}, frames=args.frames))
+            print(f"--- {title}: stderr tail")
+            print(report.stderr_tail(transcript or {}))
+        return 0
+    if len(views) == 1:
+        print(f"# {scenario.name} on {views[0][0]}")
+        print(dump_view(views[0][1]), end="")
+        return 0
+    (ta, va, _), (tb, vb, _) = views
+    print(report.side_by_side(dump_view(va), dump_view(vb), (ta, tb), width=args.width))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from parity.diff import compare
+    from parity.runner import profile_of
+
+    config = _config(args)
+    scenario = _load(config, args.scenario)
+    names = args.targets or scenario.targets[:2]
+    if len(names) != 2:
+        raise SystemExit("parity diff: name two targets (default: the scenario's first two)")
+    (ta, va, _), (tb, vb, _) = _views(config, scenario, names)
+    result = compare(
+        va,
+        vb,
+        profile=profile_of(scenario),
+        diverge=scenario.diverge,
+        ref_name=names[0],
+        other_name=names[1],
+    )
+    print(f"{scenario.name}: {tb} vs {ta} ({profile_of(scenario)} profile)")
+    print(result.render())
+    return 0 if result.ok else 1
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from parity.runner import Runner
+
+    config = _config(args)
+    scenario = _load(config, args.scenario)
+    name = args.target or scenario.targets[0]
+    with Runner(config) as runner:
+        why = runner.unavailable(name)
+        if why is not None:
+            raise SystemExit(f"parity calibrate: {name} cannot run: {why}")
+        views = [runner.result(scenario, name).view for _ in range(args.runs)]
+    found: list[report.PathT] = []
+    for other in views[1:]:
+        found += [p for p in report.differing_paths(views[0], other) if p not in found]
+    print(report.mask_proposal(found, name, args.runs))
+    return 0
+
+
+def cmd_fake_llm(args: argparse.Namespace) -> int:
+    """Serve one scenario's script on 127.0.0.1 until interrupted (for manual agents)."""
+    from parity.fakellm import FakeLLMThread
+
+    config = _config(args)
+    scenario = _load(config, args.scenario)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with FakeLLMThread(port=args.port) as fake:
+        run = fake.open_run(
+            args.run_id, llm=scenario.llm, tools=scenario.tools, catalog=scenario.catalog
+        )
+        print(f"fake LLM for {scenario.name}: {run.base_url}", flush=True)
+        print("  parity-stream: {base}/catalog, {base}/stream; OpenAI: {base}/v1; Ctrl-C stops")
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait()
+        for req in run.requests:
+            print(
+                f"  {req.method} {req.path} -> {req.status}"
+                + (f" ({req.problem})" if req.problem else "")
+            )
+    return 0
+
+
+# -- argument parsing ------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parity", description="Protocol-parity test harness for ACP agents."
+    )
+    parser.add_argument("--root", help="project root holding parity.toml (default: found)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    for name, helptext in (
+        ("run", "run scenarios against targets: snapshots and parity checks, then a summary"),
+        ("record", "like run, but (re)write the snapshots of every target that runs"),
+    ):
+        p = sub.add_parser(name, help=helptext, description=helptext)
+        p.add_argument("scenarios", nargs="*", help="scenario files or names (default: all)")
+        p.add_argument("--targets", help="only these targets' items, e.g. plus,native")
+        p.add_argument(
+            "--require-targets", help="fail (instead of skip) if these cannot run or compare"
+        )
+        p.add_argument("-k", dest="keyword", help="pytest -k expression")
+        p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
+        p.add_argument("-q", "--quiet", action="store_true", help="one character per item")
+        p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
+
+    p = sub.add_parser("validate", help="check scenario files; every error as file:line")
+    p.add_argument("paths", nargs="*")
+
+    sub.add_parser("targets", help="list every target, available or not, and why")
+
+    p = sub.add_parser("show", help="run a scenario and print the normalized view")
+    p.add_argument("scenario")
+    p.add_argument("targets", nargs="*", help="one target, or two side by side")
+    p.add_argument("--raw", action="store_true", help="the raw transcript and stderr tails")
+    p.add_argument("--frames", type=int, default=50, help="frames shown with --raw")
+    p.add_argument("--width", type=int, default=78, help="column width side by side")
+
+    p = sub.add_parser("diff", help="parity diff of two targets for one scenario")
+    p.add_argument("scenario")
+    p.add_argument("targets", nargs="*", help="reference and other (default: first two)")
+
+    p = sub.add_parser("calibrate", help="run one target repeatedly; propose masks for noise")
+    p.add_argument("scenario")
+    p.add_argument("target", nargs="?")
+    p.add_argument("--runs", type=int, default=2)
+
+    p = sub.add_parser("fake-llm", help="serve a scenario's scripted LLM until interrupted")
+    p.add_argument("scenario")
+    p.add_argument("--port", type=int, default=0)
+    p.add_argument("--run-id", default="manual")
+
+    p = sub.add_parser("peers", help="list or install the third-party peer agents")
+    p.add_argument("action", choices=("install", "list"), nargs="?", default="list")
+    p.add_argument("names", nargs="*")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `parity` console script."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "pytest_args", None) and args.pytest_args[0] == "--":
+        args.pytest_args = args.pytest_args[1:]
+    commands = {
+        "run": lambda a: cmd_run(a),
+        "record": lambda a: cmd_run(a, record=True),
+        "validate": cmd_validate,
+        "targets": cmd_targets,
+        "show": cmd_show,
+        "diff": cmd_diff,
+        "calibrate": cmd_calibrate,
+        "fake-llm": cmd_fake_llm,
+        "peers": cmd_peers,
+    }
+    try:
+        return int(commands[args.command](args))
+    except targets.TargetConfigError as exc:
+        print(f"parity: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"parity: {exc.args[0]}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
