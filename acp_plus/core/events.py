@@ -22,6 +22,7 @@ class Usage(TypedDict):
     outputTokens: int
     reasoningTokens: NotRequired[int]
     cacheReadTokens: NotRequired[int]
+    cacheWriteTokens: NotRequired[int]
 
 
 class RouteRef(TypedDict):

@@ -103,11 +103,18 @@ def latest_usage(events: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def used_tokens(events: list[dict[str, Any]]) -> int:
-    """The token meter: the latest usage's inputTokens + outputTokens (0 when none).
+    """The token meter: what the context holds after the latest step that reported usage.
 
-    Keep in step with `usage_update.used` in the projection (docs/contract-notes.md).
+    Input (uncached + cache reads + cache writes) plus output, reasoning not added again;
+    the same formula as `acp_plus.updates.context_used` (docs/contract-notes.md,
+    "usage_update.used"). 0 when no step reported usage.
     """
     usage = latest_usage(events)
     if usage is None:
         return 0
-    return int(usage.get("inputTokens", 0)) + int(usage.get("outputTokens", 0))
+    total = 0
+    for name in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens"):
+        value = usage.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            total += value
+    return total

@@ -78,10 +78,9 @@ def _usage(raw: dict[str, Any]) -> Usage:
         "inputTokens": int(raw.get("inputTokens", 0) or 0),
         "outputTokens": int(raw.get("outputTokens", 0) or 0),
     }
-    if isinstance(raw.get("reasoningTokens"), int):
-        usage["reasoningTokens"] = raw["reasoningTokens"]
-    if isinstance(raw.get("cacheReadTokens"), int):
-        usage["cacheReadTokens"] = raw["cacheReadTokens"]
+    for name in ("reasoningTokens", "cacheReadTokens", "cacheWriteTokens"):
+        if isinstance(raw.get(name), int):
+            usage[name] = raw[name]
     return usage
 
 
