@@ -1,0 +1,427 @@
+"""Parity diff: two normalized views (see `parity.normalize.view`) -> a categorized report.
+
+Steps are compared pairwise (both runs played the same scenario). Inside a step the
+lists of messages the agent sent (updates, agent requests, notes) are aligned like a
+text diff, so one missing update shows as one `missing update`, not as every later
+update shifted by one. Paired items are compared with deepdiff for field-level paths.
+
+Each difference gets one category (in the spirit of Diffy's typed differences):
+stop reason, error, missing update, extra update, changed field, ordering only,
+chunking only, model request. "update" covers every item the agent sent in a step
+(session updates, agent requests, notes), the path says which list it is.
+
+`diverge` rules (selector + reason) suppress the differences at or below what they
+select in either view; an applicable rule that suppresses nothing is stale, and a stale
+rule fails the report like a difference: the scenario no longer says what is true.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from deepdiff import DeepDiff
+
+from parity.normalize import Path, format_path, merge_chunks, select
+from parity.scenario import Rule
+
+STOP_REASON = "stop reason"
+ERROR = "error"
+MISSING_UPDATE = "missing update"
+EXTRA_UPDATE = "extra update"
+CHANGED_FIELD = "changed field"
+ORDERING_ONLY = "ordering only"
+CHUNKING_ONLY = "chunking only"
+MODEL_REQUEST = "model request"
+CATEGORIES = (
+    STOP_REASON,
+    ERROR,
+    MISSING_UPDATE,
+    EXTRA_UPDATE,
+    CHANGED_FIELD,
+    ORDERING_ONLY,
+    CHUNKING_ONLY,
+    MODEL_REQUEST,
+)
+
+
+class _Absent:
+    """The side of a difference where the value does not exist."""
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT: Any = _Absent()
+
+STEP_LISTS = ("updates", "agent_requests", "notes", "late")
+# Keys not compared: `masked` legitimately differs per target (per-target masks).
+IGNORED_TOP = frozenset({"masked"})
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One typed difference between the reference view and the other view."""
+
+    category: str
+    path: str
+    """Selector-style path (0-based indexes), in the reference view when it exists there."""
+    ref: Any
+    other: Any
+    step: int | None = None
+    """1-based step number, None for differences outside steps (after, model, process)."""
+    step_kind: str = ""
+    step_label: str = ""
+    ref_path: Path | None = None
+    other_path: Path | None = None
+    detail: str = ""
+
+
+@dataclass
+class ParityReport:
+    """The outcome of comparing one target against the reference target."""
+
+    scenario: str
+    ref_name: str
+    other_name: str
+    profile: str
+    differences: list[Difference] = field(default_factory=list)
+    """Differences no diverge rule explains."""
+    suppressed: list[tuple[Difference, Rule]] = field(default_factory=list)
+    stale: list[Rule] = field(default_factory=list)
+    """Applicable diverge rules that explained no difference."""
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing differs beyond the diverge rules and no rule is stale."""
+        return not self.differences and not self.stale
+
+    def render(self, max_lines: int = 12) -> str:
+        """A compact text report: scenario, each step's differences with path and values."""
+        head = f"{self.scenario or 'scenario'}: {self.other_name} vs {self.ref_name} (reference)"
+        head += f", {self.profile} profile: "
+        parts = [
+            f"{len(self.differences)} difference(s)",
+            f"{len(self.suppressed)} expected (diverge)",
+        ]
+        if self.stale:
+            parts.append(f"{len(self.stale)} stale diverge rule(s)")
+        lines = [head + ", ".join(parts) + f"  (- {self.ref_name}, + {self.other_name})"]
+        current: tuple[Any, ...] | None = None
+        for d in self.differences:
+            where = (d.step, d.step_kind, d.step_label)
+            if where != current:
+                current = where
+                lines.append(
+                    f"  step {d.step} {d.step_kind}: {d.step_label}"
+                    if d.step is not None
+                    else "  outside steps"
+                )
+            lines.append(f"    [{d.category}] {d.path}" + (f"  ({d.detail})" if d.detail else ""))
+            lines.extend(
+                "      " + line
+                for line in _side_by_side(d.ref, d.other, self.ref_name, self.other_name, max_lines)
+            )
+        for rule in self.stale:
+            lines.append(
+                f"  stale diverge rule: {rule.path!r} ({rule.reason}) matched no difference"
+            )
+        return "\n".join(lines)
+
+
+def compare(
+    ref: dict[str, Any],
+    other: dict[str, Any],
+    *,
+    profile: str,
+    diverge: Sequence[Rule],
+    ref_name: str,
+    other_name: str,
+    scenario: str = "",
+) -> ParityReport:
+    """Compare two normalized views of one scenario; `ref` is the parity reference.
+
+    Diverge rules apply when their `targets` is None or names either side.
+    """
+    found = _Comparer(profile).views(ref, other)
+    report = ParityReport(scenario, ref_name, other_name, profile)
+    rules = [
+        r for r in diverge if r.targets is None or ref_name in r.targets or other_name in r.targets
+    ]
+    matched = [(r, set(select(ref, r.path)), set(select(other, r.path))) for r in rules]
+    used: set[int] = set()
+    for d in found:
+        for i, (rule, in_ref, in_other) in enumerate(matched):
+            if _covers(in_ref, d.ref_path) or _covers(in_other, d.other_path):
+                report.suppressed.append((d, rule))
+                used.add(i)
+                break
+        else:
+            report.differences.append(d)
+    report.stale = [rule for i, (rule, _, _) in enumerate(matched) if i not in used]
+    return report
+
+
+def _covers(selected: set[Path], path: Path | None) -> bool:
+    """A rule covers a difference at or below one of the paths it selects."""
+    return path is not None and any(path[:n] in selected for n in range(len(path) + 1))
+
+
+class _Comparer:
+    """Collects differences; one instance per comparison."""
+
+    def __init__(self, profile: str) -> None:
+        self.profile = profile
+        self.out: list[Difference] = []
+        self.step: tuple[int | None, str, str] = (None, "", "")
+
+    def views(self, ref: dict[str, Any], other: dict[str, Any]) -> list[Difference]:
+        ref_steps, other_steps = ref.get("steps", []), other.get("steps", [])
+        for i in range(max(len(ref_steps), len(other_steps))):
+            a = ref_steps[i] if i < len(ref_steps) else None
+            b = other_steps[i] if i < len(other_steps) else None
+            self.step_pair(i, a, b)
+        self.step = (None, "", "")
+        for key in ("before", "after"):
+            self.items((key,), ref.get(key, []), other.get(key, []), updates=True)
+        self.items(("model",), ref.get("model", []), other.get("model", []), category=MODEL_REQUEST)
+        skip = IGNORED_TOP | {"steps", "before", "after", "model"}
+        for key in sorted((set(ref) | set(other)) - skip):
+            self.fields((key,), ref.get(key, ABSENT), other.get(key, ABSENT), (key,))
+        return self.out
+
+    def add(
+        self,
+        category: str,
+        ref_path: Path | None,
+        other_path: Path | None,
+        a: Any,
+        b: Any,
+        detail: str = "",
+    ) -> None:
+        path = format_path(ref_path if ref_path is not None else other_path or ())
+        step, kind, label = self.step
+        self.out.append(
+            Difference(category, path, a, b, step, kind, label, ref_path, other_path, detail)
+        )
+
+    def step_pair(self, i: int, a: dict[str, Any] | None, b: dict[str, Any] | None) -> None:
+        base: Path = ("steps", i)
+        known = a if a is not None else b or {}
+        self.step = (
+            known.get("step", i + 1),
+            str(known.get("do", "")),
+            str(known.get("label", "")),
+        )
+        if a is None or b is None:
+            category = EXTRA_UPDATE if a is None else MISSING_UPDATE
+            self.add(
+                category,
+                base if a else None,
+                base if b else None,
+                a or ABSENT,
+                b or ABSENT,
+                "whole step",
+            )
+            return
+        self.outcome(base, a, b)
+        for key in STEP_LISTS:
+            self.items(
+                (*base, key), a.get(key, []), b.get(key, []), updates=key in ("updates", "late")
+            )
+        rest = (set(a) | set(b)) - {"result", "error", *STEP_LISTS}
+        for key in sorted(rest):
+            self.fields((*base, key), a.get(key, ABSENT), b.get(key, ABSENT), (*base, key))
+
+    def outcome(self, base: Path, a: dict[str, Any], b: dict[str, Any]) -> None:
+        """Result vs error of a step: stop reason first, then errors, then other fields."""
+        ra, rb, ea, eb = (
+            a.get("result", ABSENT),
+            b.get("result", ABSENT),
+            a.get("error", ABSENT),
+            b.get("error", ABSENT),
+        )
+        if (ea is ABSENT) != (eb is ABSENT):
+            self.add(ERROR, base, base, _outcome(a), _outcome(b), "one side failed")
+            return
+        if ea != eb:
+            self.add(ERROR, (*base, "error"), (*base, "error"), ea, eb)
+        stop_a = ra.get("stopReason", ABSENT) if isinstance(ra, dict) else ABSENT
+        stop_b = rb.get("stopReason", ABSENT) if isinstance(rb, dict) else ABSENT
+        if stop_a != stop_b:
+            path = (*base, "result", "stopReason")
+            self.add(STOP_REASON, path, path, stop_a, stop_b)
+        if isinstance(ra, dict) and isinstance(rb, dict):
+            ra = {k: v for k, v in ra.items() if k != "stopReason"}
+            rb = {k: v for k, v in rb.items() if k != "stopReason"}
+        elif stop_a != stop_b:
+            return
+        self.fields((*base, "result"), ra, rb, (*base, "result"))
+
+    def fields(
+        self, ref_base: Path, a: Any, b: Any, other_base: Path, category: str = CHANGED_FIELD
+    ) -> None:
+        """Field-level differences of two values (deepdiff), one per changed leaf."""
+        if a == b:
+            return
+        if (
+            a is ABSENT
+            or b is ABSENT
+            or not _container(a)
+            or not _container(b)
+            or type(a) is not type(b)
+        ):
+            self.add(
+                category,
+                ref_base if a is not ABSENT else None,
+                other_base if b is not ABSENT else None,
+                a,
+                b,
+            )
+            return
+        tree = DeepDiff(a, b, verbose_level=2, view="tree")
+        for report_type in sorted(tree):
+            for level in tree[report_type]:
+                rel = tuple(level.path(output_format="list"))
+                t1 = ABSENT if _not_present(level.t1) else level.t1
+                t2 = ABSENT if _not_present(level.t2) else level.t2
+                self.add(
+                    category,
+                    (*ref_base, *rel) if t1 is not ABSENT else None,
+                    (*other_base, *rel) if t2 is not ABSENT else None,
+                    t1,
+                    t2,
+                )
+
+    def items(
+        self,
+        base: Path,
+        la: list[Any],
+        lb: list[Any],
+        *,
+        updates: bool = False,
+        category: str | None = None,
+    ) -> None:
+        """Differences between two lists of wire items (aligned like a text diff)."""
+        if la == lb:
+            return
+        ka, kb = [_canon(x) for x in la], [_canon(x) for x in lb]
+        if category is None and sorted(ka) == sorted(kb):
+            self.add(
+                ORDERING_ONLY, base, base, _summary(la), _summary(lb), "same items, other order"
+            )
+            return
+        if category is None and updates and self.profile == "exact" and _merged(la) == _merged(lb):
+            self.add(
+                CHUNKING_ONLY, base, base, _summary(la), _summary(lb), "same text, other chunks"
+            )
+            return
+        matcher = difflib.SequenceMatcher(None, ka, kb, autojunk=False)
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                continue
+            pairs, lone_a, lone_b = _pair(la, lb, range(i1, i2), range(j1, j2))
+            for i, j in pairs:
+                self.fields((*base, i), la[i], lb[j], (*base, j), category or CHANGED_FIELD)
+            for i in lone_a:
+                self.add(category or MISSING_UPDATE, (*base, i), None, la[i], ABSENT)
+            for j in lone_b:
+                self.add(category or EXTRA_UPDATE, None, (*base, j), ABSENT, lb[j])
+
+
+def _pair(
+    la: list[Any], lb: list[Any], ia: range, jb: range
+) -> tuple[list[tuple[int, int]], list[int], list[int]]:
+    """Pair replaced items of the same kind in order; the rest are missing or extra."""
+    pairs: list[tuple[int, int]] = []
+    free = list(jb)
+    lone_a: list[int] = []
+    for i in ia:
+        match = next((j for j in free if _kind(la[i]) == _kind(lb[j])), None)
+        if match is None:
+            lone_a.append(i)
+            continue
+        # Pairing keeps order: items of `b` skipped over are unpaired (extra).
+        pairs.append((i, match))
+        free = [j for j in free if j > match]
+    paired_b = {j for _, j in pairs}
+    lone_b = [j for j in jb if j not in paired_b]
+    return pairs, lone_a, lone_b
+
+
+def _kind(item: Any) -> Any:
+    """What an item is, for pairing: its sessionUpdate, method, or its single key."""
+    if isinstance(item, dict):
+        for key in ("sessionUpdate", "method", "path"):
+            if key in item:
+                return (key, item[key])
+        if len(item) == 1:
+            (key,) = item
+            return ("tag", key, _kind(item[key]))
+    return type(item).__name__
+
+
+def _canon(item: Any) -> str:
+    return json.dumps(item, sort_keys=True, default=str)
+
+
+def _merged(items: list[Any]) -> list[str]:
+    """Items with adjacent chunks merged (loose lists wrap updates as `{update: ...}`)."""
+    plain = [x["update"] if isinstance(x, dict) and set(x) == {"update"} else x for x in items]
+    return [_canon(x) for x in merge_chunks(plain)]
+
+
+def _summary(items: list[Any]) -> list[Any]:
+    """A short picture of a list: each item's kind and text, for ordering/chunking diffs."""
+    out: list[Any] = []
+    for x in items:
+        kind = _kind(x)
+        label = kind[1] if isinstance(kind, tuple) else kind
+        content = x.get("content") if isinstance(x, dict) else None
+        text = content.get("text") if isinstance(content, dict) else None
+        out.append(f"{label} {json.dumps(text)}" if isinstance(text, str) else str(label))
+    return out
+
+
+def _outcome(step: dict[str, Any]) -> Any:
+    if "error" in step:
+        return {"error": step["error"]}
+    if "result" in step:
+        return {"result": step["result"]}
+    return ABSENT
+
+
+def _container(value: Any) -> bool:
+    return isinstance(value, dict | list)
+
+
+def _not_present(value: Any) -> bool:
+    return type(value).__name__ == "NotPresent"
+
+
+def _side_by_side(a: Any, b: Any, ref_name: str, other_name: str, max_lines: int) -> list[str]:
+    """Scalars on one line each; structures as a unified diff of their YAML."""
+    if not _container(a) and not _container(b):
+        return [f"- {ref_name}: {_scalar(a)}", f"+ {other_name}: {_scalar(b)}"]
+    ta, tb = _yaml(a), _yaml(b)
+    raw = list(difflib.unified_diff(ta, tb, n=2, lineterm=""))[2:]  # no file headers
+    diff = [f"{line[0]} {line[1:]}" for line in raw if not line.startswith("@@")]
+    if len(diff) > max_lines:
+        diff = [*diff[:max_lines], f"... {len(diff) - max_lines} more line(s)"]
+    return diff
+
+
+def _scalar(value: Any) -> str:
+    if value is ABSENT:
+        return "(absent)"
+    return json.dumps(value, default=str)
+
+
+def _yaml(value: Any) -> list[str]:
+    if value is ABSENT:
+        return []
+    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=100).splitlines()
