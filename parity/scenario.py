@@ -696,10 +696,30 @@ def _targets(data: dict[str, Any]) -> list[str]:
     return [t for t in targets if isinstance(t, str)] if isinstance(targets, list) else []
 
 
+def _selector_problem(selector: str) -> str | None:
+    """Why `selector` does not parse, per the grammar in `parity.normalize`; None if it does."""
+    try:  # imported late: normalize imports this module
+        from parity.normalize import parse_selector
+    except ImportError:  # the harness is being assembled; the schema check still applies
+        return None
+    try:
+        parse_selector(selector)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 def _check_rules(data: dict[str, Any], sink: _Sink) -> None:
     targets = _targets(data)
     for section in ("diverge", "masks"):
         for i, rule in _items(data.get(section)):
+            selector = rule.get("path")
+            problem = (
+                _selector_problem(selector) if isinstance(selector, str) and selector else None
+            )
+            if problem:
+                hint = "see docs/scenarios.md, `masks` and `diverge`"
+                sink.add((section, i, "path"), problem, hint)
             reason = rule.get("reason")
             if isinstance(reason, str) and reason and not reason.strip():
                 sink.add((section, i, "reason"), "reason is blank", _RULE_REASON_HINT)
@@ -787,10 +807,12 @@ def _check_llm(data: dict[str, Any], sink: _Sink) -> None:
                     "a mid-stream `error` streams only text and reasoning",
                     "drop `tool_calls`",
                 )
-        if entry.get("then") == "hang" and "finish" in entry:
-            sink.add(
-                (*here, "finish"), "a hanging entry never finishes", "drop `finish` or `then: hang`"
-            )
+        if entry.get("then") == "hang" and "chunks" not in entry:
+            for key in ("usage", "finish"):
+                if key in entry:
+                    sink.add(
+                        (*here, key), f"a hanging entry never sends its {key}", f"drop `{key}`"
+                    )
         for j, call in _items(entry.get("tool_calls")):
             _check_tool_call(call, (*here, "tool_calls", j), declared, call_ids, sink)
 
