@@ -54,7 +54,9 @@ def decode_cursor(cursor: str) -> Key:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         value = js_parse(raw.decode("utf-8"))
-    except ValueError as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
+    # binascii.Error and UnicodeDecodeError are ValueErrors; absurd nesting must still be
+    # a refusal, not an internal error.
+    except (ValueError, RecursionError) as exc:
         raise invalid_cursor() from exc
     if not (isinstance(value, list) and len(value) == 2):
         raise invalid_cursor()

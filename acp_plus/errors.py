@@ -7,7 +7,6 @@ facts that a parity harness compares byte for byte.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -79,22 +78,20 @@ def invalid_request(data: Any = None) -> RpcError:
     return RpcError(INVALID_REQUEST, "Invalid request", data)
 
 
-def _reject_constant(name: str) -> Any:
-    # JS JSON.parse has no NaN/Infinity literals; a message spelling them is not JSON.
-    raise ValueError(name)
-
-
 def exception_data(message: str) -> Any:
     """The `data` the SDK derives from a plain exception message (§1.0).
 
     JSON text parses to its value, any other non-empty text becomes `{"details": text}`,
     and an empty message gives `{}`.
     """
+    # codec imports this module; importing it here keeps the dependency one-way at load.
+    from acp_plus.codec import js_parse
+
     if message == "":
         return {}
     try:
-        return json.loads(message, parse_constant=_reject_constant)
-    except ValueError:
+        return js_parse(message)
+    except (ValueError, RecursionError):
         return {"details": message}
 
 

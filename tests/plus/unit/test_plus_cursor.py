@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -218,3 +219,40 @@ def test_lexical_resolve_matches_node_path_resolve(path: str, resolved: str) -> 
 def test_invalid_cursor_is_reported_even_with_no_sessions() -> None:
     with pytest.raises(RpcError, match="session/list cursor is invalid"):
         cursor.page([], cwd_filter=None, cursor="not a cursor!", page_size=1)
+
+
+def random_id(rng: random.Random) -> str:
+    alphabet = 'abcXYZ019-_ "\\/\t\u00e9\u6a21\U0001f600\u2028\x00'
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+
+
+def test_seeded_round_trips() -> None:
+    rng = random.Random(1)
+    for _ in range(500):
+        key = (rng.choice([0, rng.randint(0, 2**53 - 1), rng.randint(0, 10**13)]), random_id(rng))
+        assert cursor.decode_cursor(cursor.encode_cursor(*key)) == key
+
+
+def test_every_accepted_mutation_is_itself_canonical() -> None:
+    """Flip single characters of valid cursors: whatever decodes must re-encode to itself,
+    so no two texts ever name one key."""
+    rng = random.Random(2)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    accepted = 0
+    for _ in range(300):
+        text = cursor.encode_cursor(rng.randint(0, 10**13), random_id(rng))
+        for _ in range(10):
+            at = rng.randrange(len(text))
+            mutated = text[:at] + rng.choice(alphabet) + text[at + 1 :]
+            try:
+                key = cursor.decode_cursor(mutated)
+            except RpcError:
+                continue
+            accepted += 1
+            assert cursor.encode_cursor(*key) == mutated
+    assert accepted > 0  # the property was exercised, not vacuously true
+
+
+def test_deep_nesting_is_a_refusal_not_a_crash() -> None:
+    with pytest.raises(RpcError, match="cursor is invalid"):
+        cursor.decode_cursor(b64u("[" * 100_000))

@@ -84,3 +84,10 @@ def test_rpc_error_is_raisable_and_comparable() -> None:
     assert caught.value == errors.invalid_params("unknown session: s1")
     assert caught.value != errors.internal_error("unknown session: s1")
     assert str(caught.value) == "Invalid params: unknown session: s1"
+
+
+def test_from_exception_uses_js_number_rules_and_survives_deep_nesting() -> None:
+    assert errors.from_exception(RuntimeError("1.0")).to_json()["data"] == 1
+    assert isinstance(errors.from_exception(RuntimeError("1.0")).to_json()["data"], int)
+    deep = "[" * 100_000
+    assert errors.from_exception(RuntimeError(deep)).to_json()["data"] == {"details": deep}
