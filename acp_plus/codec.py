@@ -75,6 +75,26 @@ _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n
 _SHORT_ESCAPES["\t"] = "\\t"
 
 
+# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes. Python's
+# str.isspace differs (it counts U+001C..U+001F and U+0085, not U+FEFF).
+JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+
+
+def js_trim(text: str) -> str:
+    """`text.trim()` as JavaScript defines it."""
+    return text.strip(JS_WHITESPACE)
+
+
+def node_utf8(text: str) -> bytes:
+    """The bytes Node's `Buffer.from(text)` (and `hash.update(text)`) produce: UTF-8 with
+    each lone surrogate replaced by U+FFFD, where Python's encoder would raise."""
+    if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
+        return text.encode("utf-8")
+    return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text).encode("utf-8")
+
+
 def js_string(text: str) -> str:
     """`JSON.stringify(text)`: quotes, short escapes, `\\u00xx` for other controls, and
     `\\udxxx` for lone surrogates (well-formed stringify, ES2019); nothing else escaped."""

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from acp_plus.codec import js_string
+from acp_plus.codec import js_string, js_trim
 from acp_plus.errors import RpcError, internal_error, invalid_params
 
 Kind = Literal["invalid", "internal"]
@@ -34,12 +34,6 @@ ROUTE_UNRESOLVED = "the current model route could not be resolved for image inpu
 ROUTE_UNVERIFIED = "the current model route could not be verified for image input"
 STORE_FAILED = "unable to persist the prompt image batch"
 
-# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes. Python's
-# str.isspace differs (it counts U+001C..U+001F and U+0085, not U+FEFF).
-_JS_WHITESPACE = frozenset(
-    "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-)
 _BASE64_CHARS = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
@@ -105,7 +99,7 @@ def render_resource_link(name: str, uri: str) -> str:
 
 def has_visible_text(text: str) -> bool:
     """Whether `text` has a character JavaScript's `trim` would keep."""
-    return any(ch not in _JS_WHITESPACE for ch in text)
+    return js_trim(text) != ""
 
 
 def _rebuild(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

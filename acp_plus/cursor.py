@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from acp_plus.codec import js_json, js_parse
+from acp_plus.codec import js_json, js_parse, node_utf8
 from acp_plus.errors import RpcError, invalid_params
 
 _CURSOR_CHARS = re.compile(r"[A-Za-z0-9_-]+")
@@ -30,20 +30,9 @@ def invalid_cursor() -> RpcError:
     return invalid_params(INVALID_CURSOR)
 
 
-def _has_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
-
-
-def _node_utf8(text: str) -> bytes:
-    # Node encodes a lone surrogate as U+FFFD; do the same so bytes and order agree.
-    if not _has_surrogate(text):
-        return text.encode("utf-8")
-    return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text).encode("utf-8")
-
-
 def encode_cursor(created_at: int, session_id: str) -> str:
     """The cursor text for the entry `(created_at, session_id)`."""
-    raw = _node_utf8(js_json([created_at, session_id]))
+    raw = node_utf8(js_json([created_at, session_id]))
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
@@ -108,7 +97,7 @@ def _header_key(header: Mapping[str, Any]) -> Key | None:
 
 def _order(key: Key) -> tuple[int, bytes]:
     # createdAt descending, then id ascending by raw UTF-8 bytes.
-    return -key[0], _node_utf8(key[1])
+    return -key[0], node_utf8(key[1])
 
 
 def _after(key: Key, cursor: Key) -> bool:

@@ -15,16 +15,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from acp_plus.codec import js_trim, node_utf8
 from acp_plus.errors import RpcError, invalid_params
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _OTHER_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 # RFC 7230 token characters, the rule Node applies to header names.
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
-# What String.prototype.trim removes (ECMAScript WhiteSpace + LineTerminator).
-_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
-    chr(c) for c in range(0x2000, 0x200B)
-)
 # WHATWG URL parsing strips leading and trailing C0 controls and spaces first.
 _URL_TRIM = "".join(chr(c) for c in range(0x21))
 
@@ -56,11 +53,6 @@ class HttpServer:
 McpServerSpec = StdioServer | HttpServer
 
 
-def _node_utf8(text: str) -> bytes:
-    # Node hashes a string as UTF-8 with each lone surrogate replaced by U+FFFD.
-    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text).encode("utf-8")
-
-
 def normalize_name(name: str) -> str:
     """The server namespace the model sees in `mcp__<server>__<tool>` (§1.4).
 
@@ -71,13 +63,13 @@ def normalize_name(name: str) -> str:
     if _PLAIN_NAME.fullmatch(name):
         return name
     stem = _OTHER_RUN.sub("_", unicodedata.normalize("NFKD", name)).strip("_")[:20] or "server"
-    digest = hashlib.sha256(_node_utf8(name)).hexdigest()[:8]
+    digest = hashlib.sha256(node_utf8(name)).hexdigest()[:8]
     return f"{stem}_{digest}"[:32]
 
 
 def is_valid_name(name: Any) -> bool:
     """A server name must be a non-blank string without control characters."""
-    if not isinstance(name, str) or name.strip(_JS_WHITESPACE) == "":
+    if not isinstance(name, str) or js_trim(name) == "":
         return False
     return not any(unicodedata.category(ch) == "Cc" for ch in name)
 

@@ -159,3 +159,20 @@ def test_js_parse_refuses_what_json_parse_refuses(text: str) -> None:
 def test_js_json_round_trips_through_python_json() -> None:
     value = {"z": [1, 2.5, "é", {"k": None}], "a": "x\u0000y"}
     assert json.loads(codec.js_json(value)) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "trimmed"),
+    [
+        (" \t\n\r\v\f\u00a0\u1680\u2000\u200a\u2028\u2029\u202f\u205f\u3000\ufeffx\ufeff ", "x"),
+        ("\x1cx\x85", "\x1cx\x85"),  # whitespace to Python, not to JavaScript
+        ("\u200bx", "\u200bx"),  # zero-width space is not whitespace in either
+    ],
+)
+def test_js_trim(text: str, trimmed: str) -> None:
+    assert codec.js_trim(text) == trimmed
+
+
+def test_node_utf8_replaces_lone_surrogates() -> None:
+    assert codec.node_utf8("a\ud800b") == b"a\xef\xbf\xbdb"
+    assert codec.node_utf8("é😀") == "é😀".encode()
