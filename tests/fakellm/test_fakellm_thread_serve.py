@@ -1,0 +1,133 @@
+"""`FakeLLMThread` from plain synchronous code, and `serve_scenario` end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fakellm_support import tool
+
+from parity.fakellm import FakeLLMThread
+from parity.fakellm.serve import serve_scenario
+from parity.scenario import DEFAULT_CATALOG, LlmEntry, Scenario, Where
+from parity.transcript import ModelRequest
+
+
+def post(url: str, body: Any, timeout: float = 5) -> tuple[int, bytes]:
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
+
+
+def test_thread_serves_runs_and_stops_cleanly() -> None:
+    before = threading.active_count()
+    arrivals: list[tuple[str, str]] = []
+    with FakeLLMThread() as fake:
+        assert fake.url.startswith("http://127.0.0.1:")
+        run = fake.open_run(
+            "t1", llm=[LlmEntry({"text": "hi"}, Where("x"))], tools=[], catalog=DEFAULT_CATALOG
+        )
+        run.on_request(lambda rec: arrivals.append((threading.current_thread().name, rec.path)))
+        status, body = post(f"{run.base_url}/stream", {"messages": []})
+        assert status == 200
+        assert [json.loads(line)["type"] for line in body.splitlines()][-1] == "finish"
+        with pytest.raises(ValueError, match="already open"):
+            fake.open_run("t1", llm=[], tools=[], catalog={})
+        fake.close_run("t1")
+        status, _ = post(f"{run.base_url}/stream", {"messages": []})
+        assert status == 404
+    assert arrivals == [("fakellm", "/stream")]  # callbacks run on the server thread
+    assert threading.active_count() == before
+
+
+def test_thread_stop_cuts_a_hanging_request() -> None:
+    fake = FakeLLMThread()
+    fake.start()
+    run = fake.open_run("h", llm=[{"text": "p", "then": "hang"}], tools=[], catalog={})
+    outcome: list[BaseException | tuple[int, bytes]] = []
+
+    def client() -> None:
+        try:
+            outcome.append(post(f"{run.base_url}/stream", {"messages": []}, timeout=10))
+        except Exception as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=client)
+    worker.start()
+    while not run.requests:
+        threading.Event().wait(0.005)
+    fake.stop()
+    worker.join(timeout=5)
+    assert not worker.is_alive() and outcome  # the client was released, not left hanging
+    rec: ModelRequest = run.requests[0]
+    assert rec.problem == "run closed" and not rec.aborted
+
+
+def scenario(tmp: Path) -> Scenario:
+    return Scenario(
+        name="manual/serve",
+        path=tmp / "serve.yaml",
+        description="",
+        tools=[tool("echo")],
+        llm=[LlmEntry({"text": "hello"}, Where("serve.yaml", 3))],
+    )
+
+
+async def test_serve_scenario_prints_bases_and_serves(tmp_path: Path) -> None:
+    out = io.StringIO()
+    started = asyncio.Event()
+    task = asyncio.create_task(serve_scenario(scenario(tmp_path), 0, out=out, started=started))
+    await asyncio.wait_for(started.wait(), 10)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "fake LLM serving manual/serve (1 llm entries)"
+    base = lines[1].split()[1]
+    assert base.startswith("http://127.0.0.1:") and base.endswith("/runs/scenario")
+    assert [line.split()[0] for line in lines[1:]] == [
+        "parity-stream/1",
+        "openai",
+        "openai",
+        "anthropic",
+        "mcp",
+    ]
+    async with httpx.AsyncClient() as client:
+        catalog = (await client.get(f"{base}/catalog")).json()
+        reply = await client.post(f"{base}/v1/chat/completions", json={"messages": []})
+    assert [t["name"] for t in catalog["tools"]] == ["echo"]
+    assert reply.json()["choices"][0]["message"]["content"] == "hello"
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    echoed = out.getvalue().splitlines()[len(lines) :]
+    assert [line.split()[2:] for line in echoed] == [
+        ["GET", "/catalog", "[parity-stream]"],
+        ["POST", "/v1/chat/completions", "[openai-chat]"],
+    ]
+
+
+async def test_serve_scenario_loads_a_yaml_file(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.yaml"
+    path.write_text("description: tiny\nllm:\n  - text: from yaml\nsteps:\n  - initialize: {}\n")
+    out = io.StringIO()
+    started = asyncio.Event()
+    task = asyncio.create_task(serve_scenario(path, 0, out=out, started=started))
+    await asyncio.wait_for(started.wait(), 10)
+    base = out.getvalue().splitlines()[1].split()[1]
+    async with httpx.AsyncClient() as client:
+        reply = await client.post(f"{base}/stream", json={"messages": []})
+    assert reply.text.splitlines()[1] == '{"type":"text-delta","index":0,"text":"f"}'
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
