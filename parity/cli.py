@@ -3,6 +3,8 @@
 `run` and `record` are thin over pytest (the plugin in `parity.plugin` does the work), so
 `parity run`, `make parity` and `pytest scenarios` share one implementation. The other
 subcommands reuse the same library pieces directly: targets, runner, snapshot, report.
+Those are imported by the subcommands that need them: `run` hands over to pytest, which
+must import syrupy itself (after setting up assertion rewriting for it).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from parity import peers, report, targets
-from parity.snapshot import dump_view, read_view
 
 
 def _config(args: argparse.Namespace) -> targets.Config:
@@ -51,6 +52,8 @@ def pytest_args(args: argparse.Namespace, config: targets.Config, *, record: boo
     """The pytest command line `parity run` / `parity record` stands for (pure)."""
     paths = [str(_scenario_path(config, s)) for s in args.scenarios] or [str(config.scenarios_dir)]
     out = [*paths, "-p", "parity.plugin", "--parity-root", str(config.root)]
+    # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
+    out += ["--rootdir", str(config.root)]
     out += ["-v"] if not args.quiet else ["-q"]
     if args.targets:
         out += ["--targets", args.targets]
@@ -109,6 +112,7 @@ def _views(
 ) -> list[tuple[str, Any, dict[str, Any] | None]]:
     """(title, view, transcript) per target: a live run, else the recorded snapshot."""
     from parity.runner import Runner
+    from parity.snapshot import read_view
 
     out: list[tuple[str, Any, dict[str, Any] | None]] = []
     with Runner(config) as runner:
@@ -126,6 +130,8 @@ def _views(
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from parity.snapshot import dump_view
+
     config = _config(args)
     scenario = _load(config, args.scenario)
     names = args.targets or scenario.targets[:1]
@@ -218,7 +224,9 @@ def cmd_fake_llm(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="parity", description="Protocol-parity test harness for ACP agents."
+        prog="parity",
+        description="Protocol-parity test harness for ACP agents.",
+        epilog="parity run|record ... -- ARGS passes ARGS to pytest (e.g. -- -x --lf).",
     )
     parser.add_argument("--root", help="project root holding parity.toml (default: found)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -236,7 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-k", dest="keyword", help="pytest -k expression")
         p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
         p.add_argument("-q", "--quiet", action="store_true", help="one character per item")
-        p.add_argument("pytest_args", nargs=argparse.REMAINDER, help="after --: passed to pytest")
 
     p = sub.add_parser("validate", help="check scenario files; every error as file:line")
     p.add_argument("paths", nargs="*")
@@ -272,9 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `parity` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after `--` goes to pytest untouched (run and record only).
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
     args = build_parser().parse_args(argv)
-    if getattr(args, "pytest_args", None) and args.pytest_args[0] == "--":
-        args.pytest_args = args.pytest_args[1:]
+    args.pytest_args = extra
     commands = {
         "run": lambda a: cmd_run(a),
         "record": lambda a: cmd_run(a, record=True),

@@ -30,14 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from syrupy.assertion import SnapshotAssertion
-from syrupy.location import PyTestLocation
 
 from parity import report as rpt
 from parity import targets
 from parity.report import Outcome
 from parity.scenario import Scenario, ScenarioInvalid, load_scenario
-from parity.snapshot import ParitySnapshotExtension, dump_view, read_view, snapshot_path
 
 if TYPE_CHECKING:
     from parity.runner import Runner, RunResult
@@ -112,6 +109,10 @@ def pytest_configure(config: pytest.Config) -> None:
         cfg = targets.load_config(root)
     except targets.TargetConfigError as exc:
         raise pytest.UsageError(f"parity: {exc}") from None
+    # syrupy (through parity.snapshot) is imported only now: importing it while `-p
+    # parity.plugin` loads would precede pytest's assertion-rewrite setup for it.
+    from parity.snapshot import ParitySnapshotExtension
+
     ParitySnapshotExtension.snapshots_dir = cfg.snapshots_dir
     ParitySnapshotExtension.scenarios_dir = cfg.scenarios_dir
     for name in sorted(cfg.targets):
@@ -308,6 +309,11 @@ class TargetItem(ScenarioItem):
             raise
 
     def _check(self, result: RunResult) -> None:
+        from syrupy.assertion import SnapshotAssertion
+        from syrupy.location import PyTestLocation
+
+        from parity.snapshot import ParitySnapshotExtension, dump_view, snapshot_path
+
         text = dump_view(result.view)
         assertion = SnapshotAssertion(
             session=self.config._syrupy,  # type: ignore[attr-defined]
@@ -365,6 +371,8 @@ class ParityItem(ScenarioItem):
         if why is None:
             result = self.state.runner.result(self.scenario, target)
             return result.view, result.transcript, ""
+        from parity.snapshot import read_view
+
         recorded = read_view(self.state.config.snapshots_dir, self.scenario.name, target)
         if recorded is None:
             reason = f"{target} unavailable ({why}) and no recorded snapshot"
@@ -493,8 +501,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if hasattr(config, "workerinput"):
         return
     state = config.stash.get(STATE, None)
-    if state is None or not (state.outcomes or state.scenarios):
-        return
+    if state is None or not state.outcomes:
+        return  # nothing ran (e.g. --collect-only, or no scenario selected)
     write = terminalreporter.write_line
     terminalreporter.write_sep("=", "parity summary")
     for line in rpt.summary_table(state.outcomes):

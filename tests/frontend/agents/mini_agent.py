@@ -5,6 +5,10 @@ It speaks just enough ACP to carry a text turn: `initialize`, `session/new`, and
 (`$PARITY_BASE/stream`) and sending one `agent_message_chunk` per committed text block.
 Session ids are random, so runs exercise normalization. The mutation test copies this
 file and edits one output field with a text replace; that must make `parity run` fail.
+
+Test hooks: `$MINI_LOG` (a file: one line appended per started session, to count runs),
+`$MINI_NOISE=1` (a random `_meta.nonce` in the initialize result: nondeterminism for
+`parity calibrate` to find).
 """
 
 from __future__ import annotations
@@ -77,7 +81,12 @@ def main() -> None:
                 "agentCapabilities": {"loadSession": False},
                 "authMethods": [],
             }
+            if os.environ.get("MINI_NOISE"):
+                result["_meta"] = {"nonce": uuid.uuid4().hex}
         elif method == "session/new":
+            if os.environ.get("MINI_LOG"):
+                with open(os.environ["MINI_LOG"], "a") as log:
+                    log.write(f"{os.getpid()}\n")
             result = {"sessionId": f"mini-{uuid.uuid4().hex}"}
         elif method == "session/prompt":
             result = prompt(params["sessionId"], params)

@@ -1,0 +1,166 @@
+"""The pytest plugin end to end: a child `parity run` over a throwaway project.
+
+Every test spawns the real plugin, the real fake LLM and the real mini agent; nothing is
+mocked. The checks read what a user reads: exit status, item lines, failure text, the
+summary table, and the files under snapshots/.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import xml.etree.ElementTree as ET
+
+from frontend.project import TEXT_SCENARIO, Project, mini_target
+
+SINGLE = TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini]")
+
+
+def test_first_run_records_the_snapshot_and_the_second_matches_it(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", SINGLE)
+    first = project.parity("run")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "scenarios/demo/text.yaml::mini PASSED" in first.stdout
+    snap = project.snapshot("demo/text", "mini")
+    text = snap.read_text()
+    assert "hello there" in text and "<session:1>" in text
+    assert "mini-" not in text  # the random session id was normalized away
+    assert re.search(r"demo/text\s+new", first.stdout)
+
+    second = project.parity("run")
+    assert second.returncode == 0, second.stdout
+    assert re.search(r"demo/text\s+pass", second.stdout)
+    assert snap.read_text() == text
+
+
+def test_under_ci_a_missing_snapshot_fails_and_is_not_written(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", SINGLE)
+    done = project.parity("run", ci=True)
+    assert done.returncode == 1
+    assert "no snapshot for mini at snapshots/demo/text/mini.yaml" in done.stdout
+    assert "CI=true" in done.stdout
+    assert not project.snapshot("demo/text", "mini").exists()
+    # The failure still shows what the run produced and the raw transcript tail.
+    assert "hello there" in done.stdout and "transcript tail" in done.stdout
+
+
+def test_an_invalid_scenario_is_one_failing_item_listing_file_line_errors(
+    project: Project,
+) -> None:
+    project.write(
+        "scenarios/demo/broken.yaml",
+        "description: broken\nsteps:\n  - initialise: {}\n  - prompt: {session: s1}\n",
+    )
+    done = project.parity("run", "scenarios/demo/broken.yaml")
+    assert done.returncode == 1
+    assert "scenarios/demo/broken.yaml::validate FAILED" in done.stdout
+    assert re.search(r"broken\.yaml:3:\d+: ", done.stdout), done.stdout
+    assert "Traceback" not in done.stdout and "plugin.py" not in done.stdout
+
+
+def test_unavailable_target_skips_with_its_reason_and_the_summary_says_so(
+    project: Project,
+) -> None:
+    project.write(
+        "scenarios/demo/text.yaml",
+        TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini, ghost]"),
+    )
+    done = project.parity("run", "--", "-rs")
+    assert done.returncode == 0, done.stdout
+    assert "ghost unavailable: ghost-agent is not installed here" in done.stdout
+    assert "1 did not run: ghost unavailable (ghost-agent is not installed here)" in done.stdout
+    assert "parity checks: 1 collected, 0 ran, 1 did not run" in done.stdout
+    assert re.search(r"demo/text\s+new\s+skip; not compared with mini", done.stdout)
+
+
+def test_require_targets_turns_a_missing_target_into_a_failure(project: Project) -> None:
+    project.write(
+        "scenarios/demo/text.yaml",
+        TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini, ghost]"),
+    )
+    done = project.parity("run", "--require-targets", "mini,ghost")
+    assert done.returncode == 1
+    assert "required target ghost cannot run: ghost-agent is not installed here" in done.stdout
+    assert "::ghost FAILED" in done.stdout
+
+
+def test_markers_and_targets_select_items(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", SINGLE)
+    by_marker = project.parity("run", "-q", "--", "-m", "mini-b", "--collect-only")
+    assert by_marker.returncode == 5  # pytest: no tests collected/selected
+    assert "::" not in by_marker.stdout
+    project.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
+    listed = project.parity("run", "-q", "--", "-m", "mini-b", "--collect-only")
+    ids = [line for line in listed.stdout.splitlines() if "::" in line]
+    assert ids == [
+        "scenarios/demo/text.yaml::mini-b",
+        "scenarios/demo/text.yaml::parity[mini-b~mini]",
+    ]
+    only = project.parity("run", "-q", "--targets", "mini", "--", "--collect-only")
+    ids = [line for line in only.stdout.splitlines() if "::" in line]
+    assert ids == ["scenarios/demo/text.yaml::mini"]
+    assert "2 deselected" in only.stdout
+
+
+def test_unused_snapshots_are_reported_and_removed_by_record(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", SINGLE)
+    assert project.parity("run").returncode == 0
+    stale = project.write("snapshots/demo/text/retired.yaml", "steps: []\n")
+    gone = project.write("snapshots/demo/deleted-scenario/mini.yaml", "steps: []\n")
+    done = project.parity("run")
+    assert "2 snapshot file(s) unused (run `parity record` to delete):" in done.stdout
+    assert "snapshots/demo/text/retired.yaml" in done.stdout
+    assert stale.exists() and gone.exists()
+    record = project.parity("record")
+    assert record.returncode == 0, record.stdout
+    assert "2 snapshot file(s) deleted:" in record.stdout
+    assert not stale.exists() and not gone.exists()
+    assert project.snapshot("demo/text", "mini").exists()
+
+
+def test_xdist_workers_share_runs_and_junit_xml_is_written(project: Project) -> None:
+    log = project.root / "sessions.log"
+    project.write(
+        "parity.toml",
+        mini_target("mini", extra_env=f'MINI_LOG = "{log}"')
+        + mini_target("mini-b", extra_env=f'MINI_LOG = "{log}"'),
+    )
+    for i in range(3):
+        project.write(f"scenarios/demo/t{i}.yaml", TEXT_SCENARIO)
+    project.root.joinpath("scenarios/demo/text.yaml").unlink()
+    assert project.parity("record", "-n", "2", "-q").returncode in (0, 1)
+    log.unlink()
+    junit = project.root / "out.xml"
+    done = project.parity("run", "-n", "2", "--", f"--junitxml={junit}")
+    # 3 scenarios x 2 targets: each pair ran exactly once, although the parity items
+    # needing those runs may have been scheduled on the other worker.
+    assert len(log.read_text().splitlines()) == 6
+    cases = ET.parse(junit).getroot().iter("testcase")
+    names = sorted(c.get("name", "") for c in cases)
+    assert names.count("mini") == 3 and names.count("parity[mini-b~mini]") == 3
+    assert "parity summary" in done.stdout
+    assert not any((project.root / ".cache" / "parity-runs").iterdir())
+
+
+def test_stale_snapshot_shows_the_changed_field_then_tails(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", SINGLE)
+    assert project.parity("run").returncode == 0
+    snap = project.snapshot("demo/text", "mini")
+    snap.write_text(snap.read_text().replace("hello there", "hello world"))
+    done = project.parity("run")
+    assert done.returncode == 1
+    out = done.stdout
+    assert "demo/text: mini no longer matches its snapshot snapshots/demo/text/mini.yaml" in out
+    assert "-      text: hello world" in out and "+      text: hello there" in out
+    # Order: the diff first, then the raw transcript tail, then the agent's stderr.
+    assert out.index("hello world") < out.index("transcript tail") < out.index("stderr tail")
+    assert "Traceback" not in out
+
+
+def test_repo_scenarios_dir_is_not_required(project: Project) -> None:
+    """A project without scenarios still gets a clear, empty run (no crash)."""
+    shutil.rmtree(project.root / "scenarios")
+    project.write("scenarios/.keep", "")
+    done = project.parity("run")
+    assert done.returncode == 5  # pytest: no tests collected
+    assert "Traceback" not in done.stdout + done.stderr
