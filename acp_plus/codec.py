@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,8 +72,8 @@ def settle(
 # --- JavaScript-compatible JSON -----------------------------------------------------
 
 _MAX_SAFE_INTEGER = 2**53 - 1
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r"}
-_SHORT_ESCAPES["\t"] = "\\t"
+# Python strings hold surrogates only unpaired (a pair would be one astral character).
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 # ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes. Python's
@@ -90,26 +91,16 @@ def js_trim(text: str) -> str:
 def node_utf8(text: str) -> bytes:
     """The bytes Node's `Buffer.from(text)` (and `hash.update(text)`) produce: UTF-8 with
     each lone surrogate replaced by U+FFFD, where Python's encoder would raise."""
-    if not any(0xD800 <= ord(ch) <= 0xDFFF for ch in text):
-        return text.encode("utf-8")
-    return "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in text).encode("utf-8")
+    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
 
 
 def js_string(text: str) -> str:
     """`JSON.stringify(text)`: quotes, short escapes, `\\u00xx` for other controls, and
     `\\udxxx` for lone surrogates (well-formed stringify, ES2019); nothing else escaped."""
-    out = ['"']
-    for ch in text:
-        code = ord(ch)
-        if ch in _SHORT_ESCAPES:
-            out.append(_SHORT_ESCAPES[ch])
-        elif code < 0x20 or 0xD800 <= code <= 0xDFFF:
-            # Python strings hold surrogates only unpaired, so every one here is lone.
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    # Python's encoder escapes exactly JSON.stringify's set apart from lone surrogates,
+    # which it leaves raw; it runs in C, which matters for megabyte base64 images.
+    quoted = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
 def js_number(value: float) -> str:
