@@ -86,18 +86,33 @@ SCHEMA: dict[str, Any] = {
     },
 }
 
-DEFAULT_PROVIDERS: dict[str, Any] = {
-    "deepseek": {
+
+def _default_providers() -> dict[str, Any]:
+    """The `deepseek` route, in config form, from the provider's own model list (one
+    source of truth for ids, context windows and efforts)."""
+    from acp_plus.core.llm.openai_chat import DEEPSEEK_MODELS, OpenAIChatConfig
+
+    base = OpenAIChatConfig()
+    models = []
+    for info in DEEPSEEK_MODELS:
+        model: dict[str, Any] = {"id": info["id"], "name": info["name"]}
+        if "contextWindow" in info:
+            model["context_window"] = info["contextWindow"]
+        if "inputModalities" in info:
+            model["input_modalities"] = list(info["inputModalities"])
+        if "reasoning" in info:
+            model["reasoning_efforts"] = [dict(e) for e in info["reasoning"]["efforts"]]
+            if "defaultEffort" in info["reasoning"]:
+                model["default_effort"] = info["reasoning"]["defaultEffort"]
+        models.append(model)
+    table = {
         "api": "openai-chat",
-        "name": "DeepSeek",
-        "base_url": "https://api.deepseek.com",
-        "api_key_env": "DEEPSEEK_API_KEY",
-        "models": [
-            {"id": "deepseek-chat", "name": "DeepSeek Chat", "context_window": 131072},
-            {"id": "deepseek-reasoner", "name": "DeepSeek Reasoner", "context_window": 131072},
-        ],
+        "name": base.name,
+        "base_url": base.base_url,
+        "api_key_env": base.api_key_env,
+        "models": models,
     }
-}
+    return {base.id: table}
 
 
 class ConfigError(Exception):
@@ -238,8 +253,12 @@ def _provider(route: str, raw: dict[str, Any]) -> ProviderSpec:
             raise ConfigError(f"{where}: a parity-stream provider needs base_url")
         if raw.get("models"):
             raise ConfigError(f"{where}.models: parity-stream models come from the catalog")
-    if raw["api"] == "openai-chat" and not raw.get("models"):
-        raise ConfigError(f"{where}.models: an openai-chat provider needs at least one model")
+    if raw["api"] == "openai-chat":
+        for key in ("base_url", "api_key_env"):
+            if key not in raw:
+                raise ConfigError(f"{where}: an openai-chat provider needs {key}")
+        if not raw.get("models"):
+            raise ConfigError(f"{where}.models: an openai-chat provider needs at least one model")
     models = tuple(_model(m, f"{where}.models[{i}]") for i, m in enumerate(raw.get("models", [])))
     if len({m.id for m in models}) != len(models):
         raise ConfigError(f"{where}.models: model ids must be unique")
@@ -257,13 +276,14 @@ def build(raw: dict[str, Any], home: Path) -> Config:
     """Validate a parsed TOML document and build the effective `Config`."""
     _check(raw, SCHEMA, "")
     explicit = "providers" in raw
-    tables: dict[str, Any] = raw["providers"] if explicit else DEFAULT_PROVIDERS
+    tables: dict[str, Any] = raw["providers"] if explicit else _default_providers()
     providers = tuple(_provider(route, table) for route, table in tables.items())
     provider = raw.get("provider")
     model = raw.get("model")
     if not explicit and provider is None and model is None:
-        # Out of the box: DeepSeek's general chat model, so a key is all a user needs.
-        provider, model = "deepseek", "deepseek-chat"
+        # Out of the box: the first DeepSeek model, so a key is all a user needs.
+        provider = next(iter(tables))
+        model = tables[provider]["models"][0]["id"]
     if (provider is None) != (model is None):
         raise ConfigError("provider and model must be set together")
     has_catalog = any(p.api == "parity-stream" for p in providers)

@@ -209,17 +209,18 @@ async def build_runtime(config: Config) -> Runtime:
             providers.append(host)
             tools.extend(await fixture_tools(host))
         else:
-            from acp_plus.core.llm.openai_chat import OpenAIChatProvider
+            from acp_plus.core.llm.openai_chat import OpenAIChatConfig, OpenAIChatProvider
 
-            providers.append(
-                OpenAIChatProvider(
-                    route=spec.route,
-                    name=spec.name,
-                    base_url=spec.base_url,
-                    api_key_env=spec.api_key_env,
-                    models=model_infos(spec),
-                )
+            # Config validation guarantees base_url and api_key_env for openai-chat.
+            assert spec.base_url is not None and spec.api_key_env is not None
+            chat = OpenAIChatConfig(
+                id=spec.route,
+                name=spec.name,
+                base_url=spec.base_url,
+                api_key_env=spec.api_key_env,
+                models=tuple(model_infos(spec)),
             )
+            providers.append(OpenAIChatProvider(chat))
     router = Router(providers)
     await router.catalog()
     return Runtime(router, tools, SessionStore(config.home))

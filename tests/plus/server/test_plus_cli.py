@@ -37,7 +37,7 @@ def test_dump_config_shows_defaults_and_home(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     config = json.loads(result.stdout)
     assert config["home"] == str(tmp_path)
-    assert (config["provider"], config["model"]) == ("deepseek", "deepseek-chat")
+    assert (config["provider"], config["model"]) == ("deepseek", "deepseek-v4-flash")
     assert config["providers"][0]["base_url"] == "https://api.deepseek.com"
 
 

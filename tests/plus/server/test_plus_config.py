@@ -10,11 +10,12 @@ import pytest
 from acp_plus.config import SCHEMA, ConfigError, build, default_home, load_file
 
 HOME = Path("/h")
+OPENAI = {"api": "openai-chat", "base_url": "http://127.0.0.1:1/v1", "api_key_env": "K"}
 
 
 def test_defaults_give_the_deepseek_route() -> None:
     config = build({}, HOME)
-    assert (config.provider, config.model) == ("deepseek", "deepseek-chat")
+    assert (config.provider, config.model) == ("deepseek", "deepseek-v4-flash")
     spec = config.provider_spec("deepseek")
     assert spec is not None and spec.api == "openai-chat"
     assert spec.base_url == "https://api.deepseek.com"
@@ -54,6 +55,7 @@ def test_models_with_reasoning() -> None:
         [providers.r]
         api = "openai-chat"
         base_url = "http://127.0.0.1:1/v1"
+        api_key_env = "LOCAL_KEY"
         """
     )
     model = build(raw, HOME).providers[0].models[0]
@@ -79,15 +81,19 @@ def test_models_with_reasoning() -> None:
         ({"providers": {"p": {"api": "grpc"}}}, "providers.p.api: 'grpc' is not one of"),
         ({"providers": {"p": {"api": "parity-stream"}}}, "needs base_url"),
         (
-            {"providers": {"p": {"api": "openai-chat", "models": [{"id": "a", "x": 1}]}}},
+            {"providers": {"p": {"api": "openai-chat", "base_url": "u"}}},
+            "p: an openai-chat provider needs api_key_env",
+        ),
+        (
+            {"providers": {"p": {**OPENAI}}},
+            "p.models: an openai-chat provider needs at least one model",
+        ),
+        (
+            {"providers": {"p": {**OPENAI, "models": [{"id": "a", "x": 1}]}}},
             "providers.p.models[0].x: unknown key",
         ),
         (
-            {
-                "providers": {
-                    "p": {"api": "openai-chat", "models": [{"id": "a", "default_effort": "hi"}]}
-                }
-            },
+            {"providers": {"p": {**OPENAI, "models": [{"id": "a", "default_effort": "hi"}]}}},
             "providers.p.models[0].default_effort: 'hi' is not a declared effort",
         ),
     ],

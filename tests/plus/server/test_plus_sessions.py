@@ -21,7 +21,7 @@ async def test_new_session_validation_texts(world: WorldFactory) -> None:
     async with raw_agent(w) as agent:
         await agent.call("initialize", {"protocolVersion": 1})
         cwd = str(w.workdir)
-        cases = [
+        cases: list[tuple[dict[str, Any], str]] = [
             ({"cwd": "rel/dir", "mcpServers": []}, "cwd must be an absolute path: rel/dir"),
             (
                 {"cwd": cwd, "mcpServers": [], "additionalDirectories": ["/tmp"]},
@@ -39,6 +39,7 @@ async def test_new_session_validation_texts(world: WorldFactory) -> None:
             error = await _error(agent, "session/new", params)
             assert error == {"code": -32602, "message": f"Invalid params: {detail}"}
         # Empty and null additionalDirectories are accepted (§1.1).
+        extra: list[str] | None
         for extra in ([], None):
             ok = await agent.call(
                 "session/new", {"cwd": cwd, "mcpServers": [], "additionalDirectories": extra}
