@@ -1082,7 +1082,7 @@ async def _play(run: _Run) -> None:
         except ScriptError as exc:
             transcript.problems.append(str(exc))
             return
-        done = 0
+        done = 0  # scenario steps that completed; the next one (if any) stopped the run
         try:
             async with asyncio.timeout(run.timeouts["run"]):
                 await run.start()
@@ -1096,11 +1096,11 @@ async def _play(run: _Run) -> None:
                     record.problem = f"{text} during {record.label}"
             transcript.problems.append(text)
             done = sum(1 for r in transcript.steps if r.problem is None)
-        left = len(run.scenario.steps) - done
-        if left > 0 and transcript.steps:
+        if done < len(run.scenario.steps) and transcript.steps:
             last = transcript.steps[-1]
+            later = len(run.scenario.steps) - done - 1
             transcript.problems.append(
-                f"run stopped at step {last.index} ({last.label}): {left} step(s) not run"
+                f"run stopped at step {last.index} ({last.label}); {later} later step(s) not run"
             )
     finally:
         t = run.now()
