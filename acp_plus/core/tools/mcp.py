@@ -1,0 +1,198 @@
+"""MCP tools from `session/new.mcpServers`, through the official `mcp` client (stdio, HTTP).
+
+Each server gets one `McpConnection`, owned by a dedicated task: the SDK's client is an
+anyio context whose enter and exit must happen in the same task, while tool calls come
+from the turn's task. Its tools appear to the model as `mcp__<server>__<tool>`, where
+`<server>` is the name `acp_plus.mcp_config` normalized (§1.4). A server that fails to
+start raises `McpStartError` (the contract's `failOnStartupError`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from acp_plus.core.tools.base import ToolContext, ToolResult
+from acp_plus.mcp_config import HttpServer, McpServerSpec, StdioServer
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 30.0
+
+
+class McpStartError(Exception):
+    """An MCP server could not be started or listed."""
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The name the model calls an MCP tool by."""
+    return f"mcp__{server}__{tool}"
+
+
+def convert_content(blocks: list[Any]) -> list[dict[str, Any]]:
+    """MCP content blocks -> tool result blocks (text and images kept, others as text)."""
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            out.append({"type": "text", "text": block.text})
+        elif kind == "image":
+            out.append({"type": "image", "mimeType": block.mime_type, "data": block.data})
+        else:
+            dump = block.model_dump_json(by_alias=True, exclude_none=True)
+            out.append({"type": "text", "text": dump})
+    return out
+
+
+class McpConnection:
+    """A running MCP client session for one configured server."""
+
+    def __init__(self, spec: McpServerSpec, start_timeout: float = START_TIMEOUT):
+        self.spec = spec
+        self._start_timeout = start_timeout
+        self._client: Client | None = None
+        self._tools: list[Any] = []
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def name(self) -> str:
+        """The normalized server name."""
+        return self.spec.name
+
+    def _target(self) -> Any:
+        if isinstance(self.spec, StdioServer):
+            from mcp.client.stdio import StdioServerParameters
+
+            return StdioServerParameters(
+                command=self.spec.command,
+                args=list(self.spec.args),
+                env=dict(self.spec.env) or None,
+                cwd=self.spec.cwd,
+            )
+        assert isinstance(self.spec, HttpServer)
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
+
+        http = create_mcp_http_client(headers=dict(self.spec.headers))
+        return streamable_http_client(self.spec.url, http_client=http)
+
+    async def start(self) -> None:
+        """Connect and list the tools; raise `McpStartError` naming the server on failure."""
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._own(ready), name=f"mcp:{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self._start_timeout)
+        except BaseException as exc:
+            await self.aclose()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            detail = "timed out" if isinstance(exc, TimeoutError) else _describe(exc)
+            raise McpStartError(
+                f"MCP server {self.spec.source_name} failed to start: {detail}"
+            ) from exc
+
+    async def _own(self, ready: asyncio.Future[None]) -> None:
+        from mcp import Client
+
+        try:
+            async with Client(self._target()) as client:
+                tools: list[Any] = []
+                cursor: str | None = None
+                while True:
+                    page = await client.list_tools(cursor=cursor)
+                    tools.extend(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+                self._client, self._tools = client, tools
+                ready.set_result(None)
+                await self._stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            elif not isinstance(exc, asyncio.CancelledError):
+                log.warning("MCP server %s stopped: %s", self.name, _describe(exc))
+        finally:
+            self._client = None
+
+    def tools(self) -> list[McpTool]:
+        """The server's tools as registry tools."""
+        return [McpTool(self, t) for t in self._tools]
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call a tool; a server-reported error is a failed result, not an exception."""
+        client = self._client
+        if client is None:
+            return ToolResult.text(f"MCP server {self.name} is not running", is_error=True)
+        result = await client.call_tool(tool, arguments)
+        return ToolResult(convert_content(list(result.content)), bool(result.is_error))
+
+    async def aclose(self) -> None:
+        """Stop the session and the server process (idempotent)."""
+        self._stop.set()
+        task, self._task = self._task, None
+        if task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(task), 5.0)
+        except (TimeoutError, Exception):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def _describe(exc: BaseException) -> str:
+    # anyio task groups wrap the real error in an ExceptionGroup; show the leaves.
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(e) for e in exc.exceptions)
+    return str(exc) or type(exc).__name__
+
+
+class McpTool:
+    """One tool of an MCP server, as the model sees it."""
+
+    def __init__(self, connection: McpConnection, tool: Any):
+        self._conn = connection
+        self._tool = tool
+
+    @property
+    def name(self) -> str:
+        """`mcp__<server>__<tool>`."""
+        return tool_name(self._conn.name, self._tool.name)
+
+    @property
+    def description(self) -> str:
+        """The server's description of the tool."""
+        return str(self._tool.description or "")
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The tool's input schema."""
+        schema: dict[str, Any] = self._tool.input_schema
+        return schema
+
+    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """MCP tools run directly: the client chose to mount the server."""
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Call the tool on its server."""
+        return await self._conn.call(self._tool.name, args)
+
+
+async def start_servers(specs: list[McpServerSpec]) -> list[McpConnection]:
+    """Start every server; if one fails, stop the others and raise its `McpStartError`."""
+    connections = [McpConnection(spec) for spec in specs]
+    results = await asyncio.gather(*(c.start() for c in connections), return_exceptions=True)
+    failure = next((r for r in results if isinstance(r, BaseException)), None)
+    if failure is not None:
+        for c in connections:
+            await c.aclose()
+        raise failure
+    return connections
