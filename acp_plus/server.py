@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from acp_plus.core.llm.base import ModelInfo, Provider, Router
     from acp_plus.core.store import SessionStore
     from acp_plus.core.tools.base import Tool
+    from acp_plus.mcp_config import McpServerSpec
 
 log = logging.getLogger("acp_plus.server")
 
@@ -381,14 +382,10 @@ class Server:
         self.sessions[session.id] = session
         return {"sessionId": session.id, "configOptions": options}
 
-    def _validate_mcp(self, params: dict[str, Any], cwd: str) -> list[Any]:
+    def _validate_mcp(self, params: dict[str, Any], cwd: str) -> list[McpServerSpec]:
         from acp_plus.mcp_config import validate
 
-        specs = validate(params.get("mcpServers"), cwd=cwd)
-        if specs:
-            # Mounting needs the core's MCP client, which this build does not have yet.
-            raise internal_error("MCP servers are not supported by this build")
-        return specs
+        return validate(params.get("mcpServers"), cwd=cwd)
 
     def _make_session(self, session_id: str, cwd: str) -> LiveSession:
         return LiveSession(
@@ -405,7 +402,7 @@ class Server:
         runtime: Runtime,
         session_log: Any,
         selection: model_control.Selection | None,
-        mcp_servers: list[Any],
+        mcp_servers: list[McpServerSpec],
     ) -> None:
         from acp_plus.core.agent import Agent
         from acp_plus.core.approvals import ApprovalChain
@@ -413,10 +410,18 @@ class Server:
 
         session.selection = selection
         session.route_info = await runtime.resolve(selection)
+        tools = list(runtime.tools)
+        if mcp_servers:
+            from acp_plus.core.tools.mcp import start_servers
+
+            # A server that fails to start fails the request (failOnStartupError, §1.4).
+            for connection in await start_servers(mcp_servers):
+                session.on_close.append(connection.aclose)
+                tools.extend(connection.tools())
         agent = Agent(
             session_log,
             runtime.router,
-            ToolRegistry(runtime.tools),
+            ToolRegistry(tools),
             ApprovalChain([session.ask_permission]),
             session.cwd,
             session.on_event,

@@ -1,0 +1,64 @@
+"""MCP servers from `session/new.mcpServers` (§1.4): mounted, called, stopped on close."""
+
+from __future__ import annotations
+
+import sys
+
+from plus_harness import ECHO, WorldFactory, fake, raw_agent, wait_for, world
+
+from parity.fakellm.mcp_stdio import mcp_server_entry
+
+__all__ = ["fake", "world"]  # fixtures used by name
+
+
+async def test_stdio_mcp_tool_is_called_and_its_server_stopped_on_close(
+    world: WorldFactory,
+) -> None:
+    w = world(
+        llm=[
+            {"tool_calls": [{"id": "call-m", "name": "mcp__parity__echo", "arguments": {}}]},
+            {"text": "done"},
+        ],
+        tools=[ECHO],
+    )
+    entry = mcp_server_entry(w.run.base_url)
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": [entry]})
+        session_id = new["result"]["sessionId"]
+        children = _children(agent.process.pid)
+        assert children, "the MCP server process should be running"
+        response, updates = await agent.until_response(
+            await agent.request(
+                "session/prompt",
+                {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
+            )
+        )
+        assert response["result"] == {"stopReason": "end_turn"}
+        result = updates[1]["params"]["update"]
+        assert (result["sessionUpdate"], result["status"]) == ("tool_call_update", "completed")
+        assert result["content"][0]["content"]["text"] == "tool result"
+        # The model saw the tool under its namespaced name.
+        names = [t["name"] for t in w.model_requests()[0]["tools"]]
+        assert "mcp__parity__echo" in names
+        assert (await agent.call("session/close", {"sessionId": session_id}))["result"] == {}
+        await wait_for(lambda: not _children(agent.process.pid), timeout=5)
+
+
+async def test_mcp_server_that_fails_to_start_fails_session_new(world: WorldFactory) -> None:
+    w = world()
+    broken = {"name": "broken", "command": sys.executable, "args": ["-c", "pass"], "env": []}
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        response = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": [broken]})
+    # Agent factory failure: generic -32603 with the message as data.details (§1.1).
+    assert response["error"]["code"] == -32603
+    assert response["error"]["message"] == "Internal error"
+    assert "MCP server broken failed to start" in response["error"]["data"]["details"]
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:
+        found = [int(x) for x in fh.read().split()]
+    return found
