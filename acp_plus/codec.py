@@ -69,13 +69,10 @@ def settle(
     return {"stopReason": stop_reason(kind if isinstance(kind, str) else "")}
 
 
-# --- JavaScript-compatible JSON -----------------------------------------------------
+# --- JavaScript strings and JSON ---------------------------------------------------
 
 _MAX_SAFE_INTEGER = 2**53 - 1
-# Python strings hold surrogates only unpaired (a pair would be one astral character).
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes. Python's
 # str.isspace differs (it counts U+001C..U+001F and U+0085, not U+FEFF).
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
@@ -83,15 +80,27 @@ JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + 
 )
 
 
+def js_text(text: str) -> str:
+    """The string JavaScript would hold for `text`.
+
+    JS strings are UTF-16, so a high surrogate followed by a low one *is* an astral
+    character there (for example after joining two text blocks), while Python keeps two
+    code points. Combine such pairs; lone surrogates stay as they are.
+    """
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 def js_trim(text: str) -> str:
     """`text.trim()` as JavaScript defines it."""
-    return text.strip(JS_WHITESPACE)
+    return js_text(text).strip(JS_WHITESPACE)
 
 
 def node_utf8(text: str) -> bytes:
     """The bytes Node's `Buffer.from(text)` (and `hash.update(text)`) produce: UTF-8 with
     each lone surrogate replaced by U+FFFD, where Python's encoder would raise."""
-    return _LONE_SURROGATE.sub("\ufffd", text).encode("utf-8")
+    return _SURROGATE.sub("\ufffd", js_text(text)).encode("utf-8")
 
 
 def js_string(text: str) -> str:
@@ -99,8 +108,8 @@ def js_string(text: str) -> str:
     `\\udxxx` for lone surrogates (well-formed stringify, ES2019); nothing else escaped."""
     # Python's encoder escapes exactly JSON.stringify's set apart from lone surrogates,
     # which it leaves raw; it runs in C, which matters for megabyte base64 images.
-    quoted = json.dumps(text, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+    quoted = json.dumps(js_text(text), ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
 def js_number(value: float) -> str:

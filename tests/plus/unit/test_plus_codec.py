@@ -176,3 +176,12 @@ def test_js_trim(text: str, trimmed: str) -> None:
 def test_node_utf8_replaces_lone_surrogates() -> None:
     assert codec.node_utf8("a\ud800b") == b"a\xef\xbf\xbdb"
     assert codec.node_utf8("é😀") == "é😀".encode()
+
+
+def test_adjacent_surrogates_are_one_character_as_in_javascript() -> None:
+    # Joining "\ud800" and "\udfff" (two text blocks) makes U+103FF in a JS string.
+    joined = "\ud800" + "\udfff"
+    assert codec.js_text(joined) == "\U000103ff"
+    assert codec.js_string(joined) == '"\U000103ff"'
+    assert codec.node_utf8(joined) == "\U000103ff".encode()
+    assert codec.js_string("\udfff\ud800") == '"\\udfff\\ud800"'  # wrong order stays lone
