@@ -245,13 +245,13 @@ def _tail(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else "..." + text[-limit:]
 
 
-def _is_model_turn(req: ModelRequest) -> bool:
-    # A model call, as opposed to catalog/tool/MCP traffic or a scripted side request.
-    return (
-        req.dialect not in ("mcp", "other")
-        and not req.side
-        and not req.path.endswith(("/catalog", "/tools/call"))
-    )
+_MODEL_PATHS = ("/stream", "/chat/completions", "/responses", "/messages")
+
+
+def _is_model_request(req: ModelRequest) -> bool:
+    # A call for a model response in any dialect (side requests included: the fake
+    # decides `side` only after telling listeners), not catalog, tool or MCP traffic.
+    return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
 
 
 # --- one agent process ------------------------------------------------------------------
@@ -280,13 +280,18 @@ class _Connection:
         self.pending: dict[Any, asyncio.Future[Frame]] = {}
         self.reported_exit = False
         self.eof = asyncio.Event()
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.answering: dict[Any, asyncio.Task[None]] = {}
+        self.withdrawn: dict[Any, bool] = {}
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
         try:
             while (line := await jsonrpc.read_line(self.agent.stdout)) is not None:
                 self._dispatch(self.run.record_in(line, self.index))
+        except Exception as exc:
+            # A harness bug: say so in the transcript rather than pass it off as a crash.
+            self.run.problem("driver", f"driver error: stdout reader failed: {exc!r}")
+            raise
         finally:
             self.eof.set()
             for fut in self.pending.values():
@@ -302,12 +307,15 @@ class _Connection:
             if fut is not None and not fut.done():
                 fut.set_result(frame)
         elif kind == "request":
+            key = _id_key(msg["id"])
             task = asyncio.get_running_loop().create_task(self._answer(msg))
-            self.tasks.add(task)
-            task.add_done_callback(self.tasks.discard)
+            self.answering[key] = task
+            task.add_done_callback(lambda _: self.answering.pop(key, None))
         elif kind == "notification":
             if msg["method"] == "session/update":
                 self.run.note_update(frame.seq, msg.get("params"))
+            elif msg["method"] == "$/cancel_request":
+                self._withdrawn(msg.get("params"))
         elif frame.parse_error is None:
             self.run.problem(
                 "not-jsonrpc",
@@ -316,9 +324,26 @@ class _Connection:
         self.run.tick()
 
     async def _answer(self, msg: dict[str, Any]) -> None:
-        reply = await self.run.client_answer(msg)
+        try:
+            reply = await self.run.client_answer(msg)
+        except asyncio.CancelledError:
+            if not self.withdrawn.pop(_id_key(msg["id"]), False):
+                raise
+            reply = jsonrpc.error(msg["id"], -32800, "Request cancelled")
+        except Exception as exc:
+            self.run.problem("driver", f"driver error answering {msg['method']}: {exc!r}")
+            reply = jsonrpc.error(msg["id"], -32603, f"Internal error: {exc}")
         with contextlib.suppress(_AgentGone):
             await self.send(reply)
+
+    def _withdrawn(self, params: Any) -> None:
+        # The agent cancels a request it made (e.g. a terminal wait): stop answering it
+        # and reply -32800, as JSON-RPC cancellation asks.
+        key = _id_key(params.get("requestId") if isinstance(params, dict) else None)
+        task = self.answering.get(key)
+        if task is not None and not task.done():
+            self.withdrawn[key] = True
+            task.cancel()
 
     async def send(self, message: Any) -> Frame:
         """Record and write one message; raises `_AgentGone` if stdin is broken."""
@@ -353,9 +378,10 @@ class _Connection:
             self.reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.reader
-        for task in list(self.tasks):
+        tasks = list(self.answering.values())
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self.tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _id_key(id_: Any) -> Any:
@@ -469,7 +495,7 @@ class _Run:
             self.tool_titles[str(update.get("toolCallId"))] = update["title"]
 
     def note_model_request(self, req: ModelRequest) -> None:
-        if _is_model_turn(req):
+        if _is_model_request(req):
             self.model_turns.append(self.now())
             self.tick()
 
@@ -553,7 +579,7 @@ class _Run:
 
     async def _gone(self, conn: _Connection, label: str) -> _StepProblem:
         # Give the process a moment to finish exiting so the status and tail are whole.
-        await conn.agent.wait_exit(1.0)
+        await conn.agent.settle(1.0)
         conn.reported_exit = True
         text = f"agent closed its stdout during {label} ({conn.agent.status()})"
         tail = _tail(conn.agent.stderr_tail().rstrip())
@@ -1107,3 +1133,6 @@ async def _play(run: _Run) -> None:
         await run.terminals.close()
         await run.stop()
         transcript.timings["teardown"] = run.now() - t
+        for kind, n in sorted(run.problem_counts.items()):
+            if n > MAX_PROBLEMS_PER_KIND:
+                transcript.problems.append(f"... and {n - MAX_PROBLEMS_PER_KIND} more ({kind})")

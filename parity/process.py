@@ -174,6 +174,16 @@ class AgentProcess:
             return False
         return True
 
+    async def settle(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the process to exit and stderr to end,
+        so a status and stderr tail read afterwards are complete."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        await self.wait_exit(timeout)
+        if self._stderr_task is not None:
+            left = max(deadline - asyncio.get_running_loop().time(), 0.0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), left)
+
     async def shutdown(self, ladder: Ladder) -> ProcessRecord:
         """Run the shutdown ladder, then fill and return the process record.
 
