@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 import sys
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -171,6 +169,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         diverge=scenario.diverge,
         ref_name=names[0],
         other_name=names[1],
+        scenario=scenario.name,
     )
     print(f"{scenario.name}: {tb} vs {ta} ({profile_of(scenario)} profile)")
     print(result.render())
@@ -197,25 +196,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_fake_llm(args: argparse.Namespace) -> int:
     """Serve one scenario's script on 127.0.0.1 until interrupted (for manual agents)."""
-    from parity.fakellm import FakeLLMThread
+    import asyncio
+
+    from parity.fakellm.serve import serve_scenario
 
     config = _config(args)
     scenario = _load(config, args.scenario)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with FakeLLMThread(port=args.port) as fake:
-        run = fake.open_run(
-            args.run_id, llm=scenario.llm, tools=scenario.tools, catalog=scenario.catalog
-        )
-        print(f"fake LLM for {scenario.name}: {run.base_url}", flush=True)
-        print("  parity-stream: {base}/catalog, {base}/stream; OpenAI: {base}/v1; Ctrl-C stops")
-        with contextlib.suppress(KeyboardInterrupt):
-            stop.wait()
-        for req in run.requests:
-            print(
-                f"  {req.method} {req.path} -> {req.status}"
-                + (f" ({req.problem})" if req.problem else "")
-            )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_scenario(scenario, args.port))
     return 0
 
 
@@ -268,8 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fake-llm", help="serve a scenario's scripted LLM until interrupted")
     p.add_argument("scenario")
-    p.add_argument("--port", type=int, default=0)
-    p.add_argument("--run-id", default="manual")
+    p.add_argument("--port", type=int, default=0, help="default: any free port")
 
     p = sub.add_parser("peers", help="list or install the third-party peer agents")
     p.add_argument("action", choices=("install", "list"), nargs="?", default="list")

@@ -284,7 +284,14 @@ class ScenarioItem(pytest.Item):
         return self.path, 0, f"{self.scenario.name}::{self.name}"
 
     def unavailable(self, target: str) -> str | None:
-        """Why `target` cannot run, or None; fails at once when it is required."""
+        """Why `target` cannot run, or None; fails at once when it is required or
+        when the scenario names a target nobody declared (a typo is not a skip)."""
+        if target not in self.state.config.targets:
+            known = ", ".join(sorted(self.state.config.targets))
+            raise ScenarioFailure(
+                f"{self.scenario.path}: target {target!r} is not declared "
+                f"(known: {known}; declare it in {self.state.config.source})"
+            )
         why = self.state.runner.unavailable(target)
         if why is not None and target in self.state.require:
             raise ScenarioFailure(f"required target {target} cannot run: {why}")
@@ -402,6 +409,7 @@ class ParityItem(ScenarioItem):
             diverge=self.scenario.diverge,
             ref_name=self.reference,
             other_name=self.target,
+            scenario=self.scenario.name,
         )
         notes = "; ".join(n for n in (ref_note, note) if n)
         if result.ok:
@@ -433,6 +441,7 @@ def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str])
         diverge=[],
         ref_name=names[0],
         other_name=names[1],
+        scenario=scenario.name,
     )
     return str(result.render())
 

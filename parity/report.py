@@ -69,11 +69,10 @@ def summary_table(outcomes: Sequence[Outcome]) -> list[str]:
     if not outcomes:
         return ["no scenario items ran"]
     scenarios = sorted({o.scenario for o in outcomes})
-    targets: list[str] = []
-    for o in outcomes:
-        for name in (o.reference, o.target):
-            if name and name not in targets:
-                targets.append(name)
+    # References first (each scenario's parity reference), then the others, each in
+    # order of first appearance.
+    refs = [o.reference for o in outcomes if o.reference]
+    targets = list(dict.fromkeys([*refs, *(o.target for o in outcomes)]))
     own = {(o.scenario, o.target): o.status for o in outcomes if o.kind == "target"}
     pairs = {(o.scenario, o.target): o for o in outcomes if o.kind == "parity"}
     header = ["scenario", *targets]

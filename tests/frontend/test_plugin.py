@@ -164,3 +164,14 @@ def test_repo_scenarios_dir_is_not_required(project: Project) -> None:
     done = project.parity("run")
     assert done.returncode == 5  # pytest: no tests collected
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_an_undeclared_target_fails_instead_of_skipping(project: Project) -> None:
+    project.write(
+        "scenarios/demo/text.yaml",
+        TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini, mni-b]"),
+    )
+    done = project.parity("run")
+    assert done.returncode == 1
+    assert "scenarios/demo/text.yaml::mni-b FAILED" in done.stdout
+    assert "target 'mni-b' is not declared (known: " in done.stdout
