@@ -7,13 +7,15 @@ client in the core mounts the returned specs.
 
 from __future__ import annotations
 
+import encodings.idna
 import hashlib
+import ipaddress
 import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote
 
 from acp_plus.codec import js_trim, node_utf8
 from acp_plus.errors import RpcError, invalid_params
@@ -24,6 +26,13 @@ _OTHER_RUN = re.compile(r"[^A-Za-z0-9_-]+")
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 # WHATWG URL parsing strips leading and trailing C0 controls and spaces first.
 _URL_TRIM = "".join(chr(c) for c in range(0x21))
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+_AUTHORITY_END = re.compile(r"[/\\?#]")
+# UTS #46 maps these full stops to "." before splitting labels.
+_LABEL_DOTS = re.compile("[.\u3002\uff0e\uff61]")
+_HEX_LABEL = re.compile(r"0[xX][0-9A-Fa-f]*")
+# WHATWG forbidden domain code points, beyond C0 controls.
+_FORBIDDEN_DOMAIN = frozenset(" #%/:<>?@[\\]^|\x7f")
 
 INVALID_NAME = "mcpServers contains an invalid server name"
 
@@ -88,14 +97,114 @@ def is_valid_env_entry(name: str, value: str) -> bool:
     return name != "" and "=" not in name and "\0" not in name and "\0" not in value
 
 
-def is_http_url(url: str) -> bool:
-    """Whether `url` parses as an absolute `http:` or `https:` URL with a host."""
-    try:
-        parts = urlsplit(url.strip(_URL_TRIM))
-        _ = parts.port  # raises ValueError for a malformed port
-    except ValueError:
+def _ipv4_number(part: str) -> int | None:
+    """A WHATWG IPv4 number: 0x/0X hex, a leading 0 octal, else decimal; None if invalid."""
+    if part[:2] in ("0x", "0X"):
+        digits, radix, allowed = part[2:], 16, "0123456789abcdefABCDEF"
+    elif len(part) > 1 and part.startswith("0"):
+        digits, radix, allowed = part[1:], 8, "01234567"
+    else:
+        digits, radix, allowed = part, 10, "0123456789"
+    if any(ch not in allowed for ch in digits) or (digits == "" and radix != 16):
+        return None
+    return int(digits or "0", radix)
+
+
+def _valid_ipv4(host: str) -> bool:
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    numbers = [_ipv4_number(p) for p in parts]
+    if len(parts) > 4 or any(n is None for n in numbers):
         return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]):
+        return False
+    return values[-1] < 1 << (8 * (5 - len(values)))
+
+
+def _ends_in_number(host: str) -> bool:
+    parts = host.split(".")
+    if parts[-1] == "" and len(parts) > 1:
+        parts.pop()
+    last = parts[-1]
+    if last != "" and last.isascii() and last.isdigit():
+        return True
+    return _HEX_LABEL.fullmatch(last) is not None
+
+
+def _valid_host(host: str) -> bool:
+    if host.startswith("["):
+        if not host.endswith("]") or "%" in host:
+            return False
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            return False
+        return True
+    decoded = unquote(host, errors="strict") if "%" in host else host
+    if decoded == "":
+        return False
+    try:
+        domain = ".".join(_ascii_label(label) for label in _LABEL_DOTS.split(decoded))
+    except UnicodeError:
+        return False
+    if domain == "" or any(ch in _FORBIDDEN_DOMAIN or ord(ch) < 0x20 for ch in domain):
+        return False
+    return _valid_ipv4(domain) if _ends_in_number(domain) else True
+
+
+def _ascii_label(label: str) -> str:
+    """One domain label to ASCII, close to UTS #46 as WHATWG applies it; raises
+    UnicodeError for an invalid label.
+
+    Empty labels are allowed. Python's IDNA 2003 codec stands in for the mapping of
+    non-ASCII labels, plus the two UTS #46 checks it lacks: joiners (CheckJoiners) and
+    `xn--` labels that must decode to a non-ASCII NFC label.
+    """
+    if not label.isascii():
+        if "\u200c" in label or "\u200d" in label:
+            raise UnicodeError("joiner in label")
+        mapped = encodings.idna.nameprep(label)
+        # A label of ignored characters (e.g. a soft hyphen) maps to an empty label.
+        label = encodings.idna.ToASCII(mapped).decode("ascii") if mapped else ""
+    label = label.lower()
+    if label.startswith("xn--"):
+        decoded = label[4:].encode("ascii").decode("punycode")
+        if decoded.isascii() or unicodedata.normalize("NFC", decoded) != decoded:
+            raise UnicodeError("invalid Punycode label")
+        encodings.idna.ToASCII(decoded)
+    return label
+
+
+def is_http_url(url: str) -> bool:
+    """Whether `url` parses as an `http:` or `https:` URL (WHATWG rules, as `new URL`).
+
+    Covers what matters for a server address: trimming, tab/newline removal, any run of
+    `/` or `\\` after the scheme, userinfo, bracketed IPv6, IPv4 number forms, ports up to
+    65535, percent-decoding and forbidden code points in domains, IDNA for non-ASCII.
+    """
+    text = url.strip(_URL_TRIM).replace("\t", "").replace("\n", "").replace("\r", "")
+    scheme = _SCHEME.match(text)
+    if scheme is None or scheme.group(1).lower() not in ("http", "https"):
+        return False
+    rest = text[scheme.end() :].lstrip("/\\")
+    authority = _AUTHORITY_END.split(rest, maxsplit=1)[0]
+    host_port = authority.rpartition("@")[2]
+    if host_port.startswith("["):
+        close = host_port.find("]")
+        host, after = host_port[: close + 1], host_port[close + 1 :]
+        if close < 0 or (after and not after.startswith(":")):
+            return False
+        port = after[1:]
+    else:
+        host, _, port = host_port.partition(":")
+    if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
+        return False
+    try:
+        return _valid_host(host)
+    except UnicodeDecodeError:
+        return False
 
 
 def _invalid(index: int, detail: str) -> RpcError:

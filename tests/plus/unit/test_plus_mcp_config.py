@@ -212,3 +212,43 @@ def test_entry_checks_come_before_name_checks() -> None:
 )
 def test_header_validity(name: str, value: str, valid: bool) -> None:
     assert mcp_config.is_valid_header(name, value) is valid
+
+
+# Expected values are node's `new URL(u)` with an http(s) protocol (see the oracle test).
+@pytest.mark.parametrize(
+    ("url", "valid"),
+    [
+        ("http://127.0.0.1:8080/mcp", True),
+        ("HTTPS://Example.COM", True),
+        ("http:host", True),  # WHATWG: slashes after a special scheme are optional
+        ("https:\\\\host\\path", True),
+        (" \x00http://a\t\n ", True),
+        ("http://user:pw@host/", True),
+        ("http://[::1]:8080/", True),
+        ("http://0x7f.1/", True),
+        ("http://4294967295/", True),
+        ("http://\u00e9.com/", True),
+        ("http://a:65535", True),
+        ("http://a:/", True),
+        ("http://", False),
+        ("http://@/", False),
+        ("http://a:65536", False),
+        ("http://a:0x50", False),
+        ("http://[::1/", False),
+        ("http://a b/", False),
+        ("http://a%/", False),
+        ("http://a<b/", False),
+        ("http://256.256.256.256/", False),
+        ("http://4294967296/", False),
+        ("http://09.1/", False),
+        ("http://0x0x7f.1/", False),
+        ("http://a\u200db/", False),
+        ("http://xn--/", False),
+        ("ftp://a/", False),
+        ("ws://a/", False),
+        ("a/b", False),
+        ("", False),
+    ],
+)
+def test_http_url_follows_whatwg(url: str, valid: bool) -> None:
+    assert mcp_config.is_http_url(url) is valid

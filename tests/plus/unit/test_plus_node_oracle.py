@@ -39,6 +39,8 @@ const answers = {
     return (stem + "_" + hash).slice(0, 32);
   }),
   resolve: probes.resolve.map((p) => path.resolve(p)),
+  url: probes.url.map((s) => attempt(() => ["http:", "https:"].includes(new URL(s).protocol))
+    === true),
   link: probes.link.map(([n, u]) =>
     `\n[resource_link name=${JSON.stringify(n)} uri=${JSON.stringify(u)}]\n`),
 };
@@ -110,6 +112,48 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
     return {k: _value(rng, depth + 1) for k in keys}
 
 
+_URL_BASES = [
+    "http://a",
+    "https://127.0.0.1:8443/mcp",
+    "http://[::1]:80/x",
+    "http://user:pw@h.example/p?q#f",
+    "http://0x7f.1",
+    "http://4294967295",
+    "http://\u00e9.com/",
+    "HTTP://EX.com",
+]
+# Punycode ("xn--") labels are left out: their UTS #46 validity is only approximated.
+_URL_PIECES = [
+    *"/\\:@[]%#? \t.a-\u00e9\x00\x7f\u00df\u00ad\uff21\u3002\u200d",
+    *["%41", "%zz", "%C3%A9", "0x", "1", "999", "65536", "..", "http:", "//", "[::1]", "%25"],
+]
+_URL_FIXED = [
+    "http:a",
+    "http:/a",
+    "http:///a",
+    "https:\\\\a\\b",
+    "http://",
+    "http://a:99999",
+    "http://a b/",
+    "http://a%/",
+    "http://256.256.256.256/",
+    "http://09.1/",
+    "http://0x0x7f.1",
+    " http://a ",
+    "ftp://a",
+    "not a url",
+    "/relative",
+]
+
+
+def _url(rng: random.Random) -> str:
+    url = rng.choice(_URL_BASES)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(url) + 1)
+        url = url[:at] + rng.choice(_URL_PIECES) + url[at + rng.choice([0, 0, 1]) :]
+    return url
+
+
 def _transport(value: Any) -> str:
     # ASCII-escaped JSON carries lone surrogates and every float's exact double to node.
     return json.dumps(value, ensure_ascii=True)
@@ -142,6 +186,7 @@ def _probes() -> dict[str, list[Any]]:
         ]
         + ["//a", "///", "/a/"],
         "link": [[_text(rng), _text(rng)] for _ in range(100)],
+        "url": _URL_FIXED + [_url(rng) for _ in range(1500)],
     }
 
 
@@ -211,3 +256,10 @@ def test_lexical_resolve_equals_path_resolve(oracle: Oracle) -> None:
 def test_resource_link_rendering_equals_template(oracle: Oracle) -> None:
     probes, answers = oracle
     assert [content.render_resource_link(n, u) for n, u in probes["link"]] == answers["link"]
+
+
+def test_http_url_check_equals_new_url(oracle: Oracle) -> None:
+    probes, answers = oracle
+    mine = [mcp_config.is_http_url(u) for u in probes["url"]]
+    assert [u for u, a, m in zip(probes["url"], answers["url"], mine, strict=True) if a != m] == []
+    assert any(answers["url"]) and not all(answers["url"])  # both outcomes exercised
