@@ -100,13 +100,19 @@ class Agent:
         self.cancel_grace = cancel_grace
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[list[dict[str, Any]]] = []
+        self._cancel_requested = False
+        self._cancel_event = asyncio.Event()
+        # Turn tasks that ignored cancellation past `cancel_grace`; their late commits
+        # are dropped so they cannot interleave with later turns.
+        self._orphans: set[asyncio.Task[Any]] = set()
 
     # -- state -------------------------------------------------------------------------
 
     @property
     def running(self) -> bool:
         """Whether a turn is in progress."""
-        return self._inner is not None and not self._inner.done()
+        inner = self._inner
+        return inner is not None and not inner.done() and inner not in self._orphans
 
     def used_tokens(self) -> int:
         """The token meter for `usage_update.used` (see `history.used_tokens`)."""
@@ -118,6 +124,9 @@ class Agent:
         A failing `on_event` is logged, not raised: delivery is the session layer's
         concern and must not corrupt the loop's state.
         """
+        if asyncio.current_task() in self._orphans:
+            log.warning("dropped %s from an abandoned turn", event.get("type"))
+            return dict(event)
         committed = self.log.append(event)
         try:
             self.on_event(committed)
@@ -152,6 +161,8 @@ class Agent:
         if not self.running:
             return False
         assert self._inner is not None
+        self._cancel_requested = True
+        self._cancel_event.set()
         self._inner.cancel()
         return True
 
@@ -178,19 +189,21 @@ class Agent:
         r = Route(*route)
         turn = last_turn(self.log.events()) + 1
         self._inbox.clear()
+        self._cancel_requested = False
+        self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
         self.commit(ev.user_message(str(uuid.uuid4()), turn, content))
         self.record_route(r)
         inner = asyncio.create_task(self._loop(turn, r))
         self._inner = inner
         try:
-            await asyncio.wait({inner})
+            await self._wait_turn(inner)
         except asyncio.CancelledError:
             inner.cancel()
-            await self._drain(inner)
+            await self._drain(inner, swallow_cancel=True)
             self.commit(ev.turn_end(turn, "aborted"))
             raise
-        if inner.cancelled():
+        if not inner.done() or inner.cancelled():
             reason: ev.TurnEndReason = {"kind": "aborted"}
         elif (exc := inner.exception()) is not None:
             log.error("turn %d failed", turn, exc_info=exc)
@@ -203,16 +216,34 @@ class Agent:
         self.commit(ev.turn_end(turn, reason["kind"], reason.get("error")))
         return reason
 
-    async def _drain(self, inner: asyncio.Task[Any]) -> None:
+    async def _wait_turn(self, inner: asyncio.Task[Any]) -> None:
+        """Wait for the turn task; after `cancel()`, wait at most `cancel_grace` more."""
+        cancelled = asyncio.ensure_future(self._cancel_event.wait())
+        try:
+            await asyncio.wait({inner, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if not inner.done():
+            await self._drain(inner)
+
+    async def _drain(self, inner: asyncio.Task[Any], *, swallow_cancel: bool = False) -> None:
         # Bounded: a tool that swallows cancellation must not hang the session.
-        with contextlib.suppress(asyncio.CancelledError):
-            done, _ = await asyncio.wait({inner}, timeout=self.cancel_grace)
-            if not done:
-                log.warning(
-                    "turn task did not stop within %.1fs of cancellation", self.cancel_grace
-                )
-        if inner.done() and not inner.cancelled() and inner.exception() is not None:
-            log.debug("turn task ended with %r after cancellation", inner.exception())
+        try:
+            await asyncio.wait({inner}, timeout=self.cancel_grace)
+        except asyncio.CancelledError:
+            if not swallow_cancel:
+                raise
+        if not inner.done():
+            log.warning(
+                "turn task ignored cancellation for %.1fs; abandoning it", self.cancel_grace
+            )
+            self._orphans.add(inner)
+            inner.add_done_callback(self._orphans.discard)
+
+    def _check_cancel(self) -> None:
+        # A tool or responder may swallow the CancelledError; the turn still stops here.
+        if self._cancel_requested:
+            raise asyncio.CancelledError
 
     # -- the loop ----------------------------------------------------------------------
 
@@ -229,6 +260,7 @@ class Agent:
             "effort": effort,
         }
         while True:
+            self._check_cancel()
             for queued in self._inbox:
                 self.commit(ev.user_message(str(uuid.uuid4()), turn, queued))
             self._inbox.clear()
@@ -269,6 +301,7 @@ class Agent:
             if not calls:
                 return {"kind": "completed"}
             for call in calls:
+                self._check_cancel()
                 await self._run_tool(turn, call)
 
     async def _stream_step(

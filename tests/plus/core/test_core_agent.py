@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from core_support import (
@@ -26,7 +27,7 @@ from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.llm.base import Router
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.store import SessionStore
-from acp_plus.core.tools.base import ToolRegistry
+from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
 from acp_plus.core.tools.fixture import fixture_tools
 
 GO = [{"type": "text", "text": "go"}]
@@ -338,3 +339,104 @@ async def _until(predicate: Any, timeout: float = 3.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached")
         await asyncio.sleep(0.01)
+
+
+class _LocalTool:
+    """A tool defined in the test, to misbehave on purpose."""
+
+    description = "test tool"
+    parameters: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
+
+    def __init__(self, name: str, behaviour: str):
+        self.name = name
+        self.behaviour = behaviour
+        self.started = asyncio.Event()
+        self.finished = asyncio.Event()
+
+    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        self.started.set()
+        try:
+            if self.behaviour == "swallow":
+                # Catches the cancellation once and returns as if nothing happened.
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    return ToolResult.text("swallowed")
+            # "stubborn": ignores cancellation for a while.
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.sleep(0.05)
+            return ToolResult.text("too late")
+        finally:
+            self.finished.set()
+
+
+def _call_step(name: str) -> list[dict[str, Any]]:
+    return [
+        *tool_call_response(name, "call-1", {}),
+        {"type": "finish", "reason": {"kind": "tool-calls"}},
+    ]
+
+
+async def test_a_tool_that_swallows_cancellation_still_ends_the_turn(
+    rig: Rig, server: ParityServer
+) -> None:
+    tool = _LocalTool("swallow", "swallow")
+    rig.agent.tools.register(tool)
+    server.script += [_call_step("swallow"), text_response("should not be requested")]
+    turn = asyncio.create_task(rig.agent.run_turn(GO, ROUTE))
+    await asyncio.wait_for(tool.started.wait(), 5)
+    rig.agent.cancel()
+    assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    assert len(server.streams()) == 1
+
+
+async def test_a_tool_that_ignores_cancellation_is_abandoned_after_the_grace(
+    rig: Rig, server: ParityServer
+) -> None:
+    rig.agent.cancel_grace = 0.2
+    tool = _LocalTool("stubborn", "stubborn")
+    rig.agent.tools.register(tool)
+    server.script += [_call_step("stubborn"), text_response("next turn")]
+    turn = asyncio.create_task(rig.agent.run_turn(GO, ROUTE))
+    await asyncio.wait_for(tool.started.wait(), 5)
+    started = time.monotonic()
+    rig.agent.cancel()
+    assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    assert time.monotonic() - started < 0.8
+    assert not rig.agent.running
+    ended = len(rig.seen)
+    await asyncio.wait_for(tool.finished.wait(), 5)
+    await asyncio.sleep(0.05)
+    # The abandoned task's late tool/result never reaches the log.
+    assert len(rig.seen) == ended
+    assert rig.types()[-1] == "turn/end"
+    assert await rig.agent.run_turn(GO, ROUTE) == {"kind": "completed"}
+
+
+async def test_steered_content_joins_the_running_turn_at_the_next_step(
+    rig: Rig, server: ParityServer
+) -> None:
+    server.catalog["tools"][0]["approval"] = "ask"
+    host = ParityStreamProvider(server.url)
+    rig.agent.tools = ToolRegistry(await fixture_tools(host))
+    server.tools["echo"] = {"content": [{"type": "text", "text": "r"}], "isError": False}
+    steer = [{"type": "text", "text": "also do this"}]
+    assert rig.agent.steer(steer) is False  # idle: nothing to steer
+
+    async def steering(req: ApprovalRequest) -> ApprovalOutcome | None:
+        assert rig.agent.steer(steer) is True
+        return None
+
+    rig.agent.approvals.responders.insert(0, steering)
+    server.script += [_call_step("echo"), text_response("ok")]
+    await rig.agent.run_turn(GO, ROUTE)
+    await host.aclose()
+    users = rig.of("user/message")
+    assert [u["content"] for u in users] == [GO, steer]
+    assert users[1]["turn"] == 1
+    assert server.streams()[1].body["messages"][-1] == {"role": "user", "content": steer}
