@@ -171,7 +171,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         other_name=names[1],
         scenario=scenario.name,
     )
-    print(f"{scenario.name}: {tb} vs {ta} ({profile_of(scenario)} profile)")
+    for title in (ta, tb):
+        if "(recorded" in title:
+            print(f"note: {title}")
     print(result.render())
     return 0 if result.ok else 1
 
@@ -201,7 +203,10 @@ def cmd_fake_llm(args: argparse.Namespace) -> int:
     from parity.fakellm.serve import serve_scenario
 
     config = _config(args)
-    scenario = _load(config, args.scenario)
+    name = args.scenario or args.scenario_arg
+    if not name:
+        raise SystemExit("parity fake-llm: name a scenario (file or name below scenarios/)")
+    scenario = _load(config, name)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve_scenario(scenario, args.port))
     return 0
@@ -255,7 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=2)
 
     p = sub.add_parser("fake-llm", help="serve a scenario's scripted LLM until interrupted")
-    p.add_argument("scenario")
+    p.add_argument("scenario_arg", nargs="?", metavar="SCENARIO")
+    p.add_argument("--scenario", help="the scenario (file or name), same as SCENARIO")
     p.add_argument("--port", type=int, default=0, help="default: any free port")
 
     p = sub.add_parser("peers", help="list or install the third-party peer agents")

@@ -89,5 +89,17 @@ class Project:
             check=False,
         )
 
+    def parity_env(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """Run the `parity` CLI with extra environment variables (e.g. PATH)."""
+        return subprocess.run(
+            [sys.executable, "-m", "parity.cli", *args],
+            cwd=self.root,
+            env=child_env(**env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
     def snapshot(self, scenario: str, target: str) -> Path:
         return self.root / "snapshots" / scenario / f"{target}.yaml"
