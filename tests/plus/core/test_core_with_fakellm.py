@@ -33,7 +33,7 @@ ECHO = Tool(
     parameters={"type": "object", "properties": {}},
     content=[{"type": "text", "text": "tool result"}],
 )
-SCENARIO_4 = [
+SCENARIO_4: list[dict[str, Any]] = [
     {
         "reasoning": "inspect first",
         "deltas": 13,
