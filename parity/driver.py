@@ -14,6 +14,7 @@ Layout: pure helpers (placeholders, labels, answers to client requests) first, t
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -1038,6 +1039,25 @@ def _seed(base: Path, files: Mapping[str, str], what: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+# Removing a run directory costs ~15 ms on a journaling filesystem; a worker thread
+# does it while the next run starts. The executor's own exit hook finishes pending
+# removals before the interpreter exits.
+_remover = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="parity-rm")
+_removals: set[concurrent.futures.Future[None]] = set()
+
+
+def _remove_later(root: Path) -> None:
+    fut = _remover.submit(shutil.rmtree, root, True)
+    _removals.add(fut)
+    fut.add_done_callback(_removals.discard)
+
+
+def wait_for_cleanup() -> None:
+    """Block until every finished run's directory has been removed."""
+    for fut in list(_removals):
+        fut.result()
+
+
 def make_paths(prefix: str) -> RunPaths:
     """Create a fresh run root with `home`, `workdir` and `tmp` (paths fully resolved,
     so they match what agents report after `realpath`)."""
@@ -1061,7 +1081,8 @@ async def run_scenario(
     """Play `scenario` against the agent `make_launch` describes; return the transcript.
 
     A fresh run directory holds the agent's HOME, workdir (seeded with the scenario's
-    `files`) and TMPDIR; it is removed afterwards unless `keep_dir`. Agent misbehaviour
+    `files`) and TMPDIR; it is removed afterwards unless `keep_dir` (in a worker
+    thread: `wait_for_cleanup()` waits for that). Agent misbehaviour
     (timeouts, crashes, garbage, protocol slips) is recorded, never raised. `ladder`
     overrides the shutdown ladder's waits (tests use short ones).
     """
@@ -1088,7 +1109,7 @@ async def run_scenario(
         return transcript
     finally:
         if not keep_dir:
-            shutil.rmtree(paths.root, ignore_errors=True)
+            _remove_later(paths.root)
 
 
 def _call_soon(

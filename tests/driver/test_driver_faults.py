@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.driver import Launch, RunPaths, run_scenario
+from parity.driver import Launch, RunPaths, run_scenario, wait_for_cleanup
 from parity.jsonrpc import OVERSIZE_HEAD
 from parity.process import Ladder, group_members
 
@@ -206,6 +206,7 @@ async def test_cancelling_the_harness_still_tears_the_agent_down() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not any(alive(pid) for pid in started)
+    wait_for_cleanup()
     assert not seen[0].root.exists()
 
 

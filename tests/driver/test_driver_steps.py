@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
-from .helpers import BASIC, chunks, messages, run, st
+from parity.driver import run_scenario, wait_for_cleanup
+
+from .helpers import BASIC, agent, chunks, messages, run, scenario, st
 
 
 async def test_text_turn_is_recorded_frame_by_frame() -> None:
@@ -39,10 +43,23 @@ async def test_text_turn_is_recorded_frame_by_frame() -> None:
 
 
 async def test_run_dir_is_removed_unless_kept() -> None:
-    from pathlib import Path
-
     t = await run(BASIC)
-    assert not Path(t.paths["workdir"]).exists()
+    wait_for_cleanup()
+    assert not Path(t.paths["workdir"]).parent.exists()
+    kept = await run_scenario(
+        scenario(BASIC, files={"a.txt": "A"}),
+        agent("echo_agent"),
+        llm_run=None,
+        run_id="keep",
+        target="echo",
+        keep_dir=True,
+    )
+    root = Path(kept.paths["workdir"]).parent
+    try:
+        assert (root / "workdir" / "a.txt").read_text() == "A"
+        assert sorted(p.name for p in root.iterdir()) == ["home", "tmp", "workdir"]
+    finally:
+        shutil.rmtree(root)
 
 
 async def test_scenario_files_are_seeded_and_fs_is_served_when_declared() -> None:
