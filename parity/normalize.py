@@ -62,6 +62,9 @@ TIME_KEYS = frozenset(
 )
 ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
 
+RAW_HEAD = 200
+"""Characters of an unparsable line kept in the view."""
+
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 
 
@@ -254,8 +257,10 @@ class _Builder:
         response frames. Step frame ranges overlap under `parallel` (the parent and every
         child record all frames of the block), so a frame goes to the step whose request
         or response it is, else to a non-parallel step of the same session, else to the
-        first step that recorded it."""
+        first step that recorded it. Then `_claim_late` moves late frames."""
         own: set[int] = set()
+        requests: dict[int, int] = {}
+        responses: dict[int, int] = {}
         candidates: dict[int, list[int]] = {}
         for i, step in enumerate(self.t.steps):
             req = resp = False
@@ -263,8 +268,10 @@ class _Builder:
                 f = self.t.frames[seq]
                 if not req and f.direction == "out" and _same(f.message, step.request):
                     req = True
+                    requests[seq] = i
                 elif not resp and f.direction == "in" and _same(f.message, step.response):
                     resp = True
+                    responses[seq] = i
                 else:
                     candidates.setdefault(seq, []).append(i)
                     continue
@@ -283,26 +290,58 @@ class _Builder:
                 if session is not None and _step_session(self.t.steps[i]) == session
             ]
             owner[seq] = (same or plain)[0]
+        self._claim_late(owner, requests, responses)
         return owner, own
+
+    def _claim_late(
+        self, owner: dict[int, int], requests: dict[int, int], responses: dict[int, int]
+    ) -> None:
+        """Give a frame about a session that comes while no request about that session is
+        in flight to the step that last answered one (it lands in that step's `late`).
+
+        Which step's time range such a frame falls in is a race between the agent's
+        trailing output and the harness's next step; the session it is about is not, so
+        attributing it this way keeps two runs of one agent equal.
+        """
+        in_flight: dict[int, Any] = {}
+        answered: dict[Any, int] = {}
+        for f in self.t.frames:
+            if f.seq in requests:
+                i = requests[f.seq]
+                in_flight[i] = _step_session(self.t.steps[i])
+            elif f.seq in responses:
+                i = responses[f.seq]
+                in_flight.pop(i, None)
+                session = _step_session(self.t.steps[i])
+                if _hashable(session) and session is not None:
+                    answered[session] = i
+            elif f.direction == "in" and f.seq not in self.used:
+                session = _session_of(f.message)
+                busy = session in in_flight.values()
+                if _hashable(session) and session in answered and not busy:
+                    owner[f.seq] = answered[session]
 
     def build(self) -> dict[str, Any]:
         owner, own = self._own()
-        steps = [
-            self._step(i, step, [q for q in step.frames if owner.get(q) == i], own)
-            for i, step in enumerate(self.t.steps)
-        ]
         before: list[Any] = []
         after: list[Any] = []
         for f in self.t.frames:
             if f.seq in owner or f.seq in self.used:
                 continue
+            # Outside every step's range: between two steps it trails the earlier one.
             earlier = [i for i, s in enumerate(self.t.steps) if _began_before(s, f)]
             if not earlier:
                 before.append(self._loose(f))
             elif earlier[-1] == len(self.t.steps) - 1:
                 after.append(self._loose(f))
             else:
-                steps[earlier[-1]].setdefault("late", []).append(self._loose(f))
+                owner[f.seq] = earlier[-1]
+        by_step: dict[int, list[int]] = {}
+        for seq in sorted(owner):
+            by_step.setdefault(owner[seq], []).append(seq)
+        steps = [
+            self._step(i, step, by_step.get(i, []), own) for i, step in enumerate(self.t.steps)
+        ]
         out: dict[str, Any] = {}
         if before:
             out["before"] = before
@@ -325,17 +364,33 @@ class _Builder:
                 item["error"] = self._error(step.response["error"])
             else:
                 item["result"] = self.tokens.scrub(step.response.get("result"))
+        # What the agent sends after answering the step's request is late (a prompt is
+        # settled only once its updates are out, contract §2); keep it apart so the diff
+        # sees the difference between an update on time and the same update too late.
+        answered = next(
+            (q for q in frames if q in own and _same(self.t.frames[q].message, step.response)),
+            None,
+        )
         updates: list[Any] = []
         requests: list[Any] = []
         notes: list[Any] = []
+        late: list[Any] = []
         for seq in frames:
             if seq in own or seq in self.used:
+                continue
+            if answered is not None and seq > answered:
+                late.append(self._loose(self.t.frames[seq]))
                 continue
             bucket, entry = self._classify(self.t.frames[seq])
             {"update": updates, "agent_request": requests}.get(bucket, notes).append(entry)
         if step.problem:
             notes.append({"problem": self.tokens.scrub_text(step.problem)})
-        for key, value in (("updates", updates), ("agent_requests", requests), ("notes", notes)):
+        for key, value in (
+            ("updates", updates),
+            ("agent_requests", requests),
+            ("notes", notes),
+            ("late", late),
+        ):
             if value:
                 item[key] = value
         return item
@@ -380,7 +435,7 @@ class _Builder:
     def _classify(self, f: Frame) -> tuple[str, Any]:
         """(bucket, entry) for one frame that is not the step's own request/response."""
         if f.parse_error is not None or f.oversize:
-            entry: dict[str, Any] = {"unparsable": self.tokens.scrub_text(f.raw)}
+            entry: dict[str, Any] = {"unparsable": _head(self.tokens.scrub_text(f.raw))}
             if f.direction == "out":
                 entry = {"sent_raw": entry["unparsable"]}
             if f.oversize:
@@ -477,6 +532,12 @@ class _Builder:
         if self.t.problems:
             out["problems"] = [self.tokens.scrub_text(p) for p in self.t.problems]
         return out
+
+
+def _head(text: str) -> str:
+    # Unparsable lines can be megabytes (an oversize frame's head alone is large); the
+    # view keeps enough to recognise the line.
+    return text if len(text) <= RAW_HEAD else text[:RAW_HEAD] + f"... ({len(text)} chars)"
 
 
 def _began_before(step: StepRecord, f: Frame) -> bool:

@@ -196,21 +196,45 @@ def test_frames_outside_steps_go_to_late_and_after() -> None:
     w = Wire()
     w.step("prompt", "p1").send(1, "session/prompt", {"sessionId": S1})
     w.reply(1, {"stopReason": "end_turn"}).end()
-    w.update(S1, {"sessionUpdate": "session_info_update", "title": "late title"})
+    w.update(S1, {"sessionUpdate": "session_info_update", "title": "between steps"})
+    w.notify("_vendor/heartbeat", {})
     w.step("wait", "wait 10ms").end()
-    w.update(S1, {"sessionUpdate": "session_info_update", "title": "after"})
-    w.ask(5, "fs/read_text_file", {"sessionId": S1, "path": "/x"})
+    w.update(S1, {"sessionUpdate": "session_info_update", "title": "after the last step"})
+    w.update(S2, chunk(None, "a session nobody asked about"))
+    w.ask(5, "fs/read_text_file", {"sessionId": S2, "path": "/x"})
     w.frame("out", {"jsonrpc": "2.0", "id": 5, "error": {"code": -32601, "message": "no"}})
     v = view(w.t, "exact", [])
+    # Frames about S1 while nothing about S1 is in flight belong to its answered prompt;
+    # a frame about no session between two steps trails the earlier one. Wire order.
     assert v["steps"][0]["late"] == [
-        {"update": {"sessionUpdate": "session_info_update", "title": "late title"}}
+        {
+            "update": {
+                "sessionUpdate": "session_info_update",
+                "session": "<session:1>",
+                "title": "between steps",
+            }
+        },
+        {"notify": {"method": "_vendor/heartbeat", "params": {}}},
+        {
+            "update": {
+                "sessionUpdate": "session_info_update",
+                "session": "<session:1>",
+                "title": "after the last step",
+            }
+        },
     ]
     assert v["after"] == [
-        {"update": {"sessionUpdate": "session_info_update", "title": "after"}},
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "session": "<session:2>",
+                "content": {"text": "a session nobody asked about", "type": "text"},
+            }
+        },
         {
             "agent_request": {
                 "method": "fs/read_text_file",
-                "params": {"path": "/x", "sessionId": "<session:1>"},
+                "params": {"path": "/x", "sessionId": "<session:2>"},
                 "answer": {"error": {"code": -32601, "message": "no"}},
             }
         },
@@ -307,3 +331,22 @@ def test_parallel_children_each_get_their_own_frames() -> None:
 def test_unknown_profile_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown profile 'fuzzy'"):
         view(Wire().t, "fuzzy", [])
+
+
+def test_unparsable_lines_are_cut_to_a_recognisable_head() -> None:
+    w = Wire()
+    w.step("prompt", "p").send(1, "session/prompt", {"sessionId": S1})
+    w.frame("in", None, raw="x" * 5000)
+    w.reply(1, {"stopReason": "end_turn"})
+    w.update(S1, chunk(None, "after the response"))
+    w.end()
+    step = view(w.t, "exact", [])["steps"][0]
+    assert step["notes"] == [{"unparsable": "x" * 200 + "... (5000 chars)"}]
+    assert step["late"] == [
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"text": "after the response", "type": "text"},
+            }
+        }
+    ]

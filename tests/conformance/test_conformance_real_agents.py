@@ -1,0 +1,81 @@
+"""Findings on real runs: one conforming fixture agent, and one per defect, each
+tripping exactly the finding its file name says (the acp-tck pattern)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parity.acp_schema import fetch, load_schema
+from parity.conformance import SchemaIndex, findings
+from parity.driver import Launch, RunPaths, run_scenario
+from parity.process import Ladder
+from parity.scenario import Scenario, Step, Where
+
+AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
+
+
+@pytest.fixture(scope="module")
+def index() -> SchemaIndex:
+    return SchemaIndex(load_schema(fetch()))
+
+
+def st(kind: str, params: Any) -> Step:
+    return Step(kind, params, Where("real.yaml", 1))
+
+
+TURN = [
+    st("initialize", {}),
+    st("new_session", {"as": "s1"}),
+    st("prompt", {"session": "s1", "text": "stream 2"}),
+    st("wait", {"ms": 200}),
+]
+
+
+async def kinds_for(agent: str, index: SchemaIndex) -> list[tuple[str, int | None]]:
+    """(kind, step) of each finding; the step of a frame the agent sends after a
+    response is a race with the next step, so it is reported as None there."""
+
+    def launch(_paths: RunPaths) -> Launch:
+        return Launch([sys.executable, str(AGENTS / f"{agent}.py")], {})
+
+    scenario = Scenario(name="unit/real", path=Path("real.yaml"), description="", steps=TURN)
+    t = await run_scenario(
+        scenario,
+        launch,
+        llm_run=None,
+        run_id=f"conf-{agent}",
+        target=agent,
+        ladder=Ladder(eof=1.0, term=1.0, kill=2.0),
+    )
+    caps = t.steps[0].request["params"]["clientCapabilities"]
+    found = findings(t, caps, schema=index)
+    return [(f.kind, None if f.kind == "late_update" else f.step) for f in found]
+
+
+@pytest.mark.parametrize(
+    ("agent", "expected"),
+    [
+        ("echo_agent", []),
+        ("late_updates", [("late_update", None), ("late_update", None)]),
+        ("fs_without_capability", [("unadvertised_call", 3), ("unadvertised_call", 3)]),
+        (
+            "garbage_stdout",
+            [
+                ("not_json", 1),
+                ("not_jsonrpc", 3),
+                ("not_jsonrpc", 3),
+                ("not_json", 3),
+                ("not_json", 3),
+            ],
+        ),
+        ("oversized_frame", [("oversize", 3)]),
+    ],
+)
+async def test_each_fixture_agent_trips_exactly_its_finding(
+    agent: str, expected: list[tuple[str, int | None]], index: SchemaIndex
+) -> None:
+    assert await kinds_for(agent, index) == expected
