@@ -45,7 +45,10 @@ class RpcError(Exception):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RpcError) and self.to_json() == other.to_json()
 
-    __hash__ = None  # type: ignore[assignment]  # mutable-style value equality, like dict
+    def __hash__(self) -> int:
+        # Exceptions must stay hashable (tracebacks and task machinery may keep them in
+        # sets); equal errors share code and message, so this agrees with __eq__.
+        return hash((self.code, self.message))
 
 
 def _with_detail(prefix: str, detail: str | None) -> str:

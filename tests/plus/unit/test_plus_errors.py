@@ -91,3 +91,9 @@ def test_from_exception_uses_js_number_rules_and_survives_deep_nesting() -> None
     assert isinstance(errors.from_exception(RuntimeError("1.0")).to_json()["data"], int)
     deep = "[" * 100_000
     assert errors.from_exception(RuntimeError(deep)).to_json()["data"] == {"details": deep}
+
+
+def test_rpc_errors_stay_hashable() -> None:
+    assert (
+        len({errors.unknown_session("a"), errors.unknown_session("a"), errors.parse_error()}) == 2
+    )
