@@ -245,6 +245,9 @@ class _Comparer:
             a.get("error", ABSENT),
             b.get("error", ABSENT),
         )
+        if (_outcome(a) is ABSENT) != (_outcome(b) is ABSENT):
+            self.add(ERROR, base, base, _outcome(a), _outcome(b), "one side got no response")
+            return
         if (ea is ABSENT) != (eb is ABSENT):
             self.add(ERROR, base, base, _outcome(a), _outcome(b), "one side failed")
             return

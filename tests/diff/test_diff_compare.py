@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from parity.diff import (
+    ABSENT,
     CHANGED_FIELD,
     CHUNKING_ONLY,
     ERROR,
@@ -269,3 +270,18 @@ def test_semantic_profile_does_not_call_rechunking_chunking_only(profile: str) -
     updates(other)[4:5] = [msg("do"), msg("ne")]
     cats = {d.category for d in run(other, profile=profile).differences}
     assert cats == ({CHUNKING_ONLY} if profile == "exact" else {CHANGED_FIELD, EXTRA_UPDATE})
+
+
+def test_no_response_on_one_side_is_an_error() -> None:
+    other = base()
+    del other["steps"][0]["result"]
+    other["steps"][0]["notes"] = [{"problem": "agent closed its stdout during session/new"}]
+    report = run(other)
+    assert [(d.category, d.path, d.detail) for d in report.differences] == [
+        (ERROR, "steps[0]", "one side got no response"),
+        (EXTRA_UPDATE, "steps[0].notes[0]", ""),
+    ]
+    first = report.differences[0]
+    assert first.ref == {"result": {"sessionId": "<session:1>", "configOptions": []}}
+    assert first.other is ABSENT
+    assert "      - result:" in report.render()
