@@ -65,6 +65,8 @@ ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-
 RAW_HEAD = 200
 """Characters of an unparsable line kept in the view."""
 
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 
 
@@ -115,6 +117,19 @@ class Tokens:
             if kind == "toolcall" and item in self._scripted:
                 continue
             self.register(kind, item)
+
+    def discover_uuids(self, value: Any) -> None:
+        """Register every UUID inside any string of `value` that has no token yet."""
+        if isinstance(value, dict):
+            for v in value.values():
+                self.discover_uuids(v)
+        elif isinstance(value, list):
+            for v in value:
+                self.discover_uuids(v)
+        elif isinstance(value, str):
+            for found in UUID.findall(value):
+                if not any(found in table for table in self._by_kind.values()):
+                    self.register("uuid", found)
 
     def scrub(self, value: Any, key: str | None = None) -> Any:
         """`value` with ids, machine paths and times replaced (a new object)."""
@@ -222,6 +237,12 @@ def _discover(transcript: Transcript, tokens: Tokens) -> None:
                 tokens.register(kind, ("in", msg["id"]))
     for request in transcript.model_requests:
         tokens.discover(request.body)
+    # Second pass: UUIDs nobody put under an id key (installation ids, trace ids, temp
+    # file names) are random too; ids of a known kind keep that kind's token.
+    for frame in transcript.frames:
+        tokens.discover_uuids(frame.message)
+    for request in transcript.model_requests:
+        tokens.discover_uuids(request.body)
 
 
 def _hashable(value: Any) -> bool:

@@ -350,3 +350,25 @@ def test_unparsable_lines_are_cut_to_a_recognisable_head() -> None:
             }
         }
     ]
+
+
+def test_stray_uuids_get_their_own_tokens_and_known_ids_keep_their_kind() -> None:
+    install = "8beee907-caed-4dba-92b9-cc8ac3c04eb6"
+    w = Wire()
+    w.step("new_session", "new_session s1").send(1, "session/new", {"cwd": "/w"})
+    w.notify("_vendor/log", {"text": f"opened /store/{S1}.jsonl for {install}"})
+    w.reply(1, {"sessionId": S1}).end()
+    w.model({"client_metadata": {"installation-id": install}, "sessionId": S1})
+    v = view(w.t, "exact", [])
+    assert v["steps"][0]["notes"] == [
+        {
+            "notify": {
+                "method": "_vendor/log",
+                "params": {"text": "opened /store/<session:1>.jsonl for <uuid:1>"},
+            }
+        }
+    ]
+    assert v["model"][0]["body"] == {
+        "client_metadata": {"installation-id": "<uuid:1>"},
+        "sessionId": "<session:1>",
+    }
