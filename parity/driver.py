@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -924,21 +925,20 @@ class _Terminals:
     def __init__(self, run: _Run) -> None:
         self.run = run
         self.items: dict[str, _Terminal] = {}
+        self.released: list[_Terminal] = []
+        self.created = 0
 
     async def answer(self, req_id: Any, method: str, params: Any) -> dict[str, Any]:
+        """Serve one terminal/* request."""
         params = params if isinstance(params, dict) else {}
         if method == "terminal/create":
             return await self.create(req_id, params)
-        term = self.items.get(str(params.get("terminalId")))
-        if term is None or method not in (
-            "terminal/output",
-            "terminal/wait_for_exit",
-            "terminal/kill",
-            "terminal/release",
-        ):
-            if term is None and method.startswith("terminal/"):
-                return jsonrpc.error(req_id, -32602, "Invalid params: unknown terminalId")
+        if method not in _TERMINAL_METHODS:
             return method_not_found(req_id, method)
+        term_id = str(params.get("terminalId"))
+        term = self.items.get(term_id)
+        if term is None:
+            return jsonrpc.error(req_id, -32602, f"Invalid params: unknown terminalId: {term_id}")
         if method == "terminal/output":
             value: dict[str, Any] = {
                 "output": term.output.decode("utf-8", errors="replace"),
@@ -948,13 +948,14 @@ class _Terminals:
                 value["exitStatus"] = _exit_status(term.proc.returncode)
             return jsonrpc.result(req_id, value)
         if method == "terminal/wait_for_exit":
-            await term.proc.wait()
+            returncode = await term.proc.wait()
             if term.pump is not None:
                 await term.pump
-            return jsonrpc.result(req_id, _exit_status(term.proc.returncode or 0))
+            return jsonrpc.result(req_id, _exit_status(returncode))
         _kill(term)
         if method == "terminal/release":
-            del self.items[str(params.get("terminalId"))]
+            # Kept for teardown, which waits for the process and its output pump.
+            self.released.append(self.items.pop(term_id))
         return jsonrpc.result(req_id, {})
 
     async def create(self, req_id: Any, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -983,33 +984,41 @@ class _Terminals:
         limit = params.get("outputByteLimit")
         term = _Terminal(proc, limit if isinstance(limit, int) else None)
         term.pump = self.run.loop.create_task(_pump(term))
-        term_id = f"term-{len(self.items) + 1}"
-        while term_id in self.items:
-            term_id += "+"
+        self.created += 1
+        term_id = f"term-{self.created}"
         self.items[term_id] = term
         return jsonrpc.result(req_id, {"terminalId": term_id})
 
     async def close(self) -> None:
-        for term in self.items.values():
+        """Kill every terminal's process group and wait for it (teardown)."""
+        terms = [*self.items.values(), *self.released]
+        self.items.clear()
+        self.released.clear()
+        for term in terms:
             _kill(term)
+        for term in terms:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(term.proc.wait(), 2.0)
             if term.pump is not None:
                 term.pump.cancel()
-        self.items.clear()
+                await asyncio.gather(term.pump, return_exceptions=True)
+
+
+_TERMINAL_METHODS = (
+    "terminal/output",
+    "terminal/wait_for_exit",
+    "terminal/kill",
+    "terminal/release",
+)
 
 
 def _exit_status(returncode: int) -> dict[str, Any]:
     if returncode < 0:
-        import signal
-
         return {"exitCode": None, "signal": signal.Signals(-returncode).name}
     return {"exitCode": returncode, "signal": None}
 
 
 def _kill(term: _Terminal) -> None:
-    import signal
-
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(term.proc.pid, signal.SIGKILL)
 

@@ -157,6 +157,28 @@ async def test_terminal_runs_a_real_command_when_declared() -> None:
     assert released == {}
 
 
+async def test_terminal_output_limit_keeps_the_tail() -> None:
+    text = "run-limited 5 printf héllo-world"
+    t = await run([*BASIC, st("prompt", session="s1", text=text)], client={"terminal": True})
+    output = json.loads(chunks(t)[1])["result"]
+    # 5 bytes from the end, moved forward to a character boundary.
+    assert output["output"] == "world"[-5:]
+    assert output["truncated"] is True
+
+
+async def test_agent_can_withdraw_a_pending_terminal_wait() -> None:
+    steps = [*BASIC, st("prompt", session="s1", text="withdraw")]
+    t = await run(steps, client={"terminal": True})
+    answer, released = (json.loads(c) for c in chunks(t))
+    assert answer == {
+        "error": {"code": -32800, "message": "Request cancelled"},
+        "id": "wait-1",
+        "jsonrpc": "2.0",
+    }
+    assert released["result"] == {}
+    assert t.problems == []
+
+
 async def test_cancel_after_the_nth_update_via_session_cancel() -> None:
     cancel = {"after": {"update": "agent_message_chunk", "count": 2}}
     t = await run([*BASIC, st("prompt", session="s1", text="stream 50", cancel=cancel)])
