@@ -61,9 +61,10 @@ def usage_json(usage: Mapping[str, int]) -> dict[str, Any]:
 class _Renderer:
     """Stateful translation of one response; only used inside `render`."""
 
-    def __init__(self, ident: str, model: str) -> None:
+    def __init__(self, ident: str, model: str, namespaces: Mapping[str, str]) -> None:
         self.ident = ident
         self.model = model
+        self.namespaces = namespaces
         self.seq = 0
         self.slots: dict[int, int] = {}
         """block index -> output_index"""
@@ -155,6 +156,8 @@ class _Renderer:
                     "name": chunk.get("name", ""),
                     "arguments": "",
                 }
+                if str(chunk.get("id")) in self.namespaces:
+                    call["namespace"] = self.namespaces[str(chunk.get("id"))]
                 out = self.open(block, call)
             index = self.slots[block]
             fragment = str(chunk.get("argumentsDelta", ""))
@@ -240,17 +243,25 @@ class _Renderer:
         return self.event("response.completed", response=self.response("completed"))
 
 
-def render(chunks: Sequence[Chunk], *, ident: str, model: str) -> Wire:
-    """Canonical chunks -> Responses SSE events, one part per chunk."""
-    renderer = _Renderer(ident, model)
+def render(
+    chunks: Sequence[Chunk], *, ident: str, model: str, namespaces: Mapping[str, str] | None = None
+) -> Wire:
+    """Canonical chunks -> Responses SSE events, one part per chunk.
+
+    `namespaces` maps call ids to the `namespace` their function_call item names
+    (tools the request offered inside a `namespace` tool).
+    """
+    renderer = _Renderer(ident, model, namespaces or {})
     wire = Wire(head=renderer.head())
     wire.parts = [renderer.chunk(chunk) for chunk in chunks]
     return wire
 
 
-def render_full(chunks: Sequence[Chunk], *, ident: str, model: str) -> dict[str, Any]:
+def render_full(
+    chunks: Sequence[Chunk], *, ident: str, model: str, namespaces: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """Canonical chunks -> the final non-streaming `response` object."""
-    renderer = _Renderer(ident, model)
+    renderer = _Renderer(ident, model, namespaces or {})
     kind = "stop"
     for chunk in chunks:
         renderer.chunk(chunk)

@@ -19,7 +19,13 @@ from typing import Any
 
 from aiohttp import web
 
-from parity.fakellm import anthropic_messages, openai_chat, openai_responses, parity_stream
+from parity.fakellm import (
+    anthropic_messages,
+    openai_chat,
+    openai_responses,
+    parity_stream,
+    toolnames,
+)
 from parity.fakellm.script import Response, Script
 from parity.fakellm.wire import Wire, anthropic_error, assemble, openai_error
 from parity.scenario import LlmEntry, Tool
@@ -284,7 +290,8 @@ class FakeLLM:
         reply = self._answer(run, rec, parity_stream.view, parity_stream.problem(rec.body))
         if isinstance(reply, str):
             return self._refuse(rec, reply, parity_stream.protocol_error(reply, rec.body))
-        wire = parity_stream.render(reply.chunks)
+        chunks, _ = toolnames.rename(reply.chunks, toolnames.offered_flat(rec.body))
+        wire = parity_stream.render(chunks)
         return await self._stream(request, run, rec, reply, wire, "application/x-ndjson")
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
@@ -295,17 +302,18 @@ class FakeLLM:
         if (failed := self._failed_before(rec, reply, whole=False)) is not None:
             return _json(rec.status, openai_error(*failed))
         ident, model = f"chatcmpl-{rec.seq}", str(rec.body.get("model", "mock"))
+        chunks, _ = toolnames.rename(reply.chunks, toolnames.offered_chat(rec.body))
         if openai_chat.wants_stream(rec.body):
             options = rec.body.get("stream_options") or {}
             include = bool(isinstance(options, Mapping) and options.get("include_usage"))
             wire = openai_chat.render_stream(
-                reply.chunks, ident=ident, model=model, include_usage=include
+                chunks, ident=ident, model=model, include_usage=include
             )
             return await self._stream(request, run, rec, reply, wire, "text/event-stream")
         await self._pause_whole(run, rec, reply)
         if (failed := self._failed_before(rec, reply, whole=True)) is not None:
             return _json(rec.status, openai_error(*failed))
-        return _json(200, openai_chat.render_full(reply.chunks, ident=ident, model=model))
+        return _json(200, openai_chat.render_full(chunks, ident=ident, model=model))
 
     async def _responses(self, request: web.Request) -> web.StreamResponse:
         run, rec = await self._start(request, "openai-responses")
@@ -315,13 +323,15 @@ class FakeLLM:
         if (failed := self._failed_before(rec, reply, whole=False)) is not None:
             return _json(rec.status, openai_error(*failed))
         ident, model = f"resp_{rec.seq}", str(rec.body.get("model", "mock"))
+        chunks, spaces = toolnames.rename(reply.chunks, toolnames.offered_responses(rec.body))
         if rec.body.get("stream"):
-            wire = openai_responses.render(reply.chunks, ident=ident, model=model)
+            wire = openai_responses.render(chunks, ident=ident, model=model, namespaces=spaces)
             return await self._stream(request, run, rec, reply, wire, "text/event-stream")
         await self._pause_whole(run, rec, reply)
         if (failed := self._failed_before(rec, reply, whole=True)) is not None:
             return _json(rec.status, openai_error(*failed))
-        return _json(200, openai_responses.render_full(reply.chunks, ident=ident, model=model))
+        full = openai_responses.render_full(chunks, ident=ident, model=model, namespaces=spaces)
+        return _json(200, full)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         run, rec = await self._start(request, "anthropic-messages")
@@ -333,13 +343,14 @@ class FakeLLM:
         if (failed := self._failed_before(rec, reply, whole=False)) is not None:
             return _json(rec.status, anthropic_error(failed[0], rec.status))
         ident, model = f"msg_{rec.seq}", str(rec.body.get("model", "mock"))
+        chunks, _ = toolnames.rename(reply.chunks, toolnames.offered_flat(rec.body))
         if anthropic_messages.wants_stream(rec.body):
-            wire = anthropic_messages.render_stream(reply.chunks, ident=ident, model=model)
+            wire = anthropic_messages.render_stream(chunks, ident=ident, model=model)
             return await self._stream(request, run, rec, reply, wire, "text/event-stream")
         await self._pause_whole(run, rec, reply)
         if (failed := self._failed_before(rec, reply, whole=True)) is not None:
             return _json(rec.status, anthropic_error(failed[0], rec.status))
-        return _json(200, anthropic_messages.render_full(reply.chunks, ident=ident, model=model))
+        return _json(200, anthropic_messages.render_full(chunks, ident=ident, model=model))
 
     @staticmethod
     def _failed_before(
