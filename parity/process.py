@@ -213,8 +213,12 @@ class AgentProcess:
                 _kill_group(self.pid, signal.SIGKILL)
                 self.record.stopped_by = "sigkill"
                 await self.wait_exit(ladder.kill)
-        # The leader is gone, but children it left in the group may not be.
-        _kill_group(self.pid, signal.SIGKILL)
+        # The leader is gone, but children it left in the group may not be. A SIGKILLed
+        # process takes a moment to die, so wait until the group is really empty.
+        if _kill_group(self.pid, signal.SIGKILL):
+            deadline = asyncio.get_running_loop().time() + ladder.kill
+            while group_members(self.pid) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
         if self._stderr_task is not None:
             # A child outside the group can hold stderr open; do not wait on it forever.
             with contextlib.suppress(TimeoutError):
