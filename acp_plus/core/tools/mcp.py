@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
+import threading
 from typing import TYPE_CHECKING, Any
 
 from acp_plus.core.tools.base import ToolContext, ToolResult
@@ -23,6 +25,35 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0
+
+# Importing the SDK costs one to three seconds of CPU (its pydantic models); it is done
+# off the event loop so that other sessions keep being served meanwhile.
+_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.shared._httpx_utils")
+_sdk_lock = threading.Lock()
+_sdk_thread: threading.Thread | None = None
+
+
+def _import_sdk() -> None:
+    for name in _SDK_MODULES:
+        importlib.import_module(name)
+
+
+def prewarm() -> None:
+    """Start importing the MCP SDK in a daemon thread (idempotent, returns at once).
+
+    Call it once the server is up (after the `initialize` response, say) so the first
+    `session/new` with MCP servers does not pay for the import.
+    """
+    global _sdk_thread
+    with _sdk_lock:
+        if _sdk_thread is None:
+            _sdk_thread = threading.Thread(target=_import_sdk, name="mcp-sdk-import", daemon=True)
+            _sdk_thread.start()
+
+
+async def load_sdk() -> None:
+    """Make sure the SDK is imported, without blocking the event loop."""
+    await asyncio.to_thread(_import_sdk)
 
 
 class McpStartError(Exception):
@@ -84,6 +115,7 @@ class McpConnection:
 
     async def start(self) -> None:
         """Connect and list the tools; raise `McpStartError` naming the server on failure."""
+        await load_sdk()
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._own(ready), name=f"mcp:{self.name}")
         try:

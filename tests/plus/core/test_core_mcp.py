@@ -155,3 +155,42 @@ async def test_streamable_http_server(http_server: str, tmp_path: Path) -> None:
     finally:
         await conn.aclose()
     assert result.content == [{"type": "text", "text": "9"}]
+
+
+GAP_PROBE = """
+import asyncio, sys, time
+from acp_plus.mcp_config import StdioServer
+from acp_plus.core.tools.mcp import McpConnection
+
+async def main():
+    assert "mcp" not in sys.modules
+    gaps = []
+    async def tick():
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+    ticker = asyncio.create_task(tick())
+    conn = McpConnection(StdioServer("fx", "fx", sys.executable, (sys.argv[1],), (), "."))
+    await conn.start()
+    await conn.aclose()
+    ticker.cancel()
+    print(max(gaps))
+
+asyncio.run(main())
+"""
+
+
+def test_first_start_imports_the_sdk_off_the_event_loop() -> None:
+    """The SDK import takes seconds of CPU; other sessions must keep being served."""
+    out = subprocess.run(
+        [sys.executable, "-c", GAP_PROBE, str(FIXTURE)],
+        cwd=Path(__file__).resolve().parents[3],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert float(out.stdout.strip()) < 0.5
