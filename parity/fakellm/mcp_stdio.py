@@ -18,6 +18,9 @@ from typing import Any
 
 SERVER_NAME = "parity"
 
+VIA_HEADER = "X-Parity-Via"
+"""Sent with every forwarded call so the fake records it with dialect `mcp`."""
+
 
 def mcp_server_entry(run_base: str) -> dict[str, Any]:
     """The ACP `McpServer` (stdio) object that starts this bridge for one run.
@@ -59,8 +62,6 @@ async def serve(base: str) -> None:
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
-
-    from parity.fakellm.server import VIA_HEADER
 
     numbers = itertools.count(1)
     async with httpx.AsyncClient(base_url=base, timeout=None, headers={VIA_HEADER: "mcp"}) as http:

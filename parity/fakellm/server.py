@@ -26,13 +26,11 @@ from parity.fakellm import (
     parity_stream,
     toolnames,
 )
+from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.script import Response, Script
 from parity.fakellm.wire import Wire, anthropic_error, assemble, openai_error
 from parity.scenario import LlmEntry, Tool
 from parity.transcript import ModelRequest
-
-VIA_HEADER = "X-Parity-Via"
-"""Set by the MCP fixture bridge so its forwarded tool calls are recorded as `mcp`."""
 
 
 class Run:
