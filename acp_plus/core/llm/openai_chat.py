@@ -10,7 +10,10 @@ prompt (naming the variable), never startup.
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import os
+import sys
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -333,6 +336,9 @@ class OpenAIChatProvider:
                 "MISSING_CREDENTIAL",
             )
             return
+        if "openai" not in sys.modules:
+            # The SDK import is CPU-heavy; keep it off the event loop.
+            await asyncio.to_thread(importlib.import_module, "openai")
         import openai
 
         params: dict[str, Any] = {
