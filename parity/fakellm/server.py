@@ -85,6 +85,11 @@ class Run:
                 print(f"fakellm: on_request callback failed: {exc!r}", file=sys.stderr)
         return rec
 
+    @property
+    def in_flight(self) -> int:
+        """Answers of this run still streaming, delayed or held open (0 once all ended)."""
+        return len(self._tasks)
+
     @contextmanager
     def tracking(self) -> Iterator[None]:
         """Register the current handler task so `close` can end it."""

@@ -179,6 +179,15 @@ async def test_chat_hang_then_client_cancel_is_recorded(open_run: OpenRun) -> No
     assert run.requests[0].aborted_at is not None
 
 
+async def test_chat_non_stream_hang_is_held_then_aborted(open_run: OpenRun) -> None:
+    run = open_run([{"text": "never", "then": "hang"}])
+    async with client(run) as api:
+        with pytest.raises(openai.APITimeoutError):
+            await api.chat.completions.create(model="m", messages=MESSAGES, timeout=0.3)
+    await wait_for(aborted(run))
+    assert run.in_flight == 0
+
+
 async def test_models_lists_catalog_models(open_run: OpenRun) -> None:
     run = open_run([])
     async with client(run) as api:

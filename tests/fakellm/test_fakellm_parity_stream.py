@@ -114,8 +114,10 @@ async def test_hang_is_held_until_client_disconnects_then_recorded(open_run: Ope
         # nothing more arrives while the client waits
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(anext(lines), 0.2)
+        assert run.in_flight == 1
         closed_at = run.now()
     await wait_for(aborted(run))
+    await wait_for(lambda: run.in_flight == 0)  # the held handler ended with the client
     rec = run.requests[0]
     assert rec.aborted and rec.aborted_at is not None
     assert rec.t < rec.aborted_at and abs(rec.aborted_at - closed_at) < 1.0
