@@ -14,6 +14,7 @@ Layout: pure helpers (placeholders, labels, answers to client requests) first, t
 from __future__ import annotations
 
 import asyncio
+import bisect
 import concurrent.futures
 import contextlib
 import os
@@ -263,13 +264,6 @@ class _AgentGone(Exception):
     """The agent closed stdout (or its stdin broke) while a step needed it."""
 
 
-@dataclass
-class _Update:
-    seq: int
-    session: Any
-    kind: Any
-
-
 class _Connection:
     """One agent process with its JSON-RPC traffic: reader task, pending requests."""
 
@@ -424,7 +418,8 @@ class _Run:
         self.sessions: dict[str, Any] = {}
         self.prompts: dict[str, Any] = {}
         self.last_cursor: Any = None
-        self.updates: list[_Update] = []
+        self.updates: dict[str, list[tuple[int, Any]]] = {}
+        """sessionUpdate kind -> (frame seq, sessionId) of each such update, in order."""
         self.tool_titles: dict[str, str] = {}
         self.model_turns: list[float] = []
         self.counters: dict[str, int] = {}
@@ -492,7 +487,8 @@ class _Run:
         params = params if isinstance(params, dict) else {}
         update = params.get("update") if isinstance(params.get("update"), dict) else {}
         kind = update.get("sessionUpdate")
-        self.updates.append(_Update(seq, params.get("sessionId"), kind))
+        if isinstance(kind, str):
+            self.updates.setdefault(kind, []).append((seq, params.get("sessionId")))
         if kind in ("tool_call", "tool_call_update") and isinstance(update.get("title"), str):
             self.tool_titles[str(update.get("toolCallId"))] = update["title"]
 
@@ -818,7 +814,7 @@ class _Run:
         t_sent = self.now()
         if "update" in after:
             kind, count = after["update"], int(after.get("count", 1))
-            await self.until(lambda: self.count_updates(kind, start) >= count)
+            await self.until(lambda: len(self.update_seqs(kind, start, sid)) >= count)
         elif "llm_request" in after:
             # Counted over the whole run, as the scenario schema defines it.
             k = int(after["llm_request"])
@@ -830,13 +826,12 @@ class _Run:
         else:
             await conn.send(jsonrpc.notification("session/cancel", {"sessionId": sid}))
 
-    def count_updates(self, kind: Any, since: int, session: Any = _ANY) -> int:
-        """session/update notifications of `kind` received at or after frame `since`."""
-        return sum(
-            1
-            for u in self.updates
-            if u.seq >= since and u.kind == kind and (session is _ANY or u.session == session)
-        )
+    def update_seqs(self, kind: Any, since: int, session: Any = _ANY) -> list[int]:
+        """Frame seqs of the session/update notifications of `kind` (of `session`, when
+        given) received at or after frame `since`."""
+        updates = self.updates.get(kind, []) if isinstance(kind, str) else []
+        start = bisect.bisect_left(updates, since, key=lambda u: u[0])
+        return [seq for seq, sid in updates[start:] if session is _ANY or sid == session]
 
     async def raw_step(self, record: StepRecord, text: str) -> None:
         """Send a line verbatim. A request waits for its response; a line that is not
@@ -879,14 +874,14 @@ class _Run:
         try:
             async with asyncio.timeout(timeout):
                 await self.until(
-                    lambda: self.count_updates(kind, since) >= count or conn.eof.is_set()
+                    lambda: len(self.update_seqs(kind, since)) >= count or conn.eof.is_set()
                 )
         except TimeoutError:
             raise _StepProblem(
-                f"{record.label}: only {self.count_updates(kind, since)} of {count} {kind} "
+                f"{record.label}: only {len(self.update_seqs(kind, since))} of {count} {kind} "
                 f"update(s) within the response timeout ({timeout:g} s)"
             ) from None
-        matching = [u.seq for u in self.updates if u.seq >= since and u.kind == kind]
+        matching = self.update_seqs(kind, since)
         if len(matching) < count:
             raise await self._gone(conn, record.label)
         self.marks[record.index] = matching[count - 1] + 1

@@ -196,6 +196,33 @@ async def test_cancel_after_the_nth_update_via_session_cancel() -> None:
     assert cancel_frame.seq in prompt.frames
 
 
+async def test_update_trigger_counts_only_the_prompts_session() -> None:
+    cancel = {"after": {"update": "agent_message_chunk", "count": 3}}
+    steps = [
+        st("initialize"),
+        st("new_session", as_="a"),
+        st("new_session", as_="b"),
+        st(
+            "parallel",
+            {
+                "steps": [
+                    st("prompt", session="b", text="stream 10"),
+                    st("prompt", session="a", text="stream 50", cancel=cancel),
+                ]
+            },
+        ),
+    ]
+    t = await run(steps)
+    b_prompt, a_prompt = t.steps[4:]
+    # The agent serves b first; b's ten chunks must not fire a's trigger.
+    assert b_prompt.response["result"] == {"stopReason": "end_turn"}
+    assert a_prompt.response["result"] == {"stopReason": "cancelled"}
+    (cancel_frame,) = messages(t, "out", "session/cancel")
+    assert cancel_frame["params"] == {"sessionId": "sess-1"}
+    assert chunks(t)[:10] == [f"part {i}" for i in range(10)]
+    assert 3 <= len(chunks(t)) - 10 < 50
+
+
 async def test_cancel_after_ms_via_cancel_request() -> None:
     cancel = {"after": {"ms": 60}, "via": "cancel_request"}
     t = await run([*BASIC, st("prompt", session="s1", text="stream 50", as_="p1", cancel=cancel)])
