@@ -70,3 +70,17 @@ def test_without_paths_checks_the_project_scenarios(tmp_path: Path) -> None:
         2,
         "parity validate: no scenario files found below ./scenarios\n",
     )
+
+
+def test_parity_validate_command_uses_it(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BAD)
+    command = Path(sys.executable).with_name("parity")
+    done = subprocess.run(
+        [str(command), "validate", str(bad)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stdout + done.stderr
+    assert done.stdout.splitlines()[0] == (
+        f"{bad}:3:5: steps[0]: unknown key 'promt' (did you mean 'prompt'?)"
+    )
