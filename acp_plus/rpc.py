@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from acp_plus.codec import js_json, js_parse
 from acp_plus.errors import RpcError, from_exception, invalid_request, parse_error
 
 log = logging.getLogger("acp_plus.rpc")
@@ -79,16 +79,14 @@ def _valid_id(value: Any) -> bool:
     return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
 
 
-def _reject_constant(name: str) -> Any:
-    # JS JSON.parse (the native SDK) has no NaN/Infinity literals: such a line is not JSON.
-    raise ValueError(name)
-
-
 def classify(line: bytes | str) -> Incoming:
     """Turn one raw line into a typed incoming message; never raises."""
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
     try:
-        value = json.loads(line, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError):
+        # As Node reads it: invalid UTF-8 becomes U+FFFD, numbers follow JS semantics
+        # (1.0 is the integer 1), and NaN/Infinity are not JSON.
+        value = js_parse(text)
+    except (ValueError, RecursionError):
         return Invalid(None, parse_error())
     if not isinstance(value, dict):
         return Invalid(None, invalid_request())
@@ -112,8 +110,9 @@ def classify(line: bytes | str) -> Incoming:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """Compact one-line JSON (non-ASCII kept as is, like JS `JSON.stringify`) plus newline."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    """One frame as native writes it: `JSON.stringify` text (JS number spelling and key
+    order, lone surrogates escaped) plus a newline."""
+    return js_json(message).encode() + b"\n"
 
 
 def error_frame(msg_id: JsonId, error: RpcError) -> dict[str, Any]:

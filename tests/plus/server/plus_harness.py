@@ -247,9 +247,9 @@ class RawAgent:
                 return frame, before
             before.append(frame)
 
-    async def call(self, method: str, params: Any = None) -> dict[str, Any]:
+    async def call(self, method: str, params: Any = None, timeout: float = 5.0) -> dict[str, Any]:
         """Request and wait for the response frame."""
-        frame, _ = await self.until_response(await self.request(method, params))
+        frame, _ = await self.until_response(await self.request(method, params), timeout)
         return frame
 
     async def close(self) -> int:
@@ -272,6 +272,17 @@ async def raw_agent(w: World) -> AsyncIterator[RawAgent]:
     finally:
         if agent.process.returncode is None:
             await agent.close()
+
+
+async def partial_delta_read(w: World, requests: int = 1) -> None:
+    """Wait until the agent has most likely read the scripted `partial` delta.
+
+    The fake writes it right after it records the request; deltas never reach the wire
+    (§2), so there is no observable signal that the agent consumed one. Without this
+    grace a cancel can win the race and the committed prefix is legitimately empty.
+    """
+    await wait_for(lambda: len(w.model_requests()) == requests)
+    await asyncio.sleep(0.5)
 
 
 async def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -19,6 +19,7 @@ from acp import PROTOCOL_VERSION, RequestError, text_block
 from plus_harness import (
     WorldFactory,
     fake,
+    partial_delta_read,
     raw_agent,
     sdk_agent,
     wait_for,
@@ -156,7 +157,7 @@ async def test_cancel_during_a_hanging_tool_resolves_promptly(world: WorldFactor
         result = await asyncio.wait_for(prompt, 5)
         elapsed = time.monotonic() - started
     assert result.stop_reason == "cancelled"
-    assert elapsed < 1.0, f"cancel took {elapsed:.2f}s"
+    assert elapsed < 2.0, f"cancel took {elapsed:.2f}s"
     # The call is settled on the wire, not left in progress.
     assert [u["sessionUpdate"] for u in s.client.updates] == ["tool_call", "tool_call_update"]
     assert s.client.updates[1]["status"] == "failed"
@@ -171,7 +172,7 @@ async def test_cancel_request_aborts_a_prompt_like_session_cancel(world: WorldFa
         prompt_id = await agent.request(
             "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "x"}]}
         )
-        await wait_for(lambda: len(w.model_requests()) == 1)
+        await partial_delta_read(w)
         await agent.send(
             {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": prompt_id}}
         )

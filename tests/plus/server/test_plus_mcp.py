@@ -24,7 +24,10 @@ async def test_stdio_mcp_tool_is_called_and_its_server_stopped_on_close(
     entry = mcp_server_entry(w.run.base_url)
     async with raw_agent(w) as agent:
         await agent.call("initialize", {"protocolVersion": 1})
-        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": [entry]})
+        # Starting an MCP server imports the mcp SDK on both sides: allow for a slow machine.
+        new = await agent.call(
+            "session/new", {"cwd": str(w.workdir), "mcpServers": [entry]}, timeout=30
+        )
         session_id = new["result"]["sessionId"]
         children = _children(agent.process.pid)
         assert children, "the MCP server process should be running"
@@ -32,7 +35,8 @@ async def test_stdio_mcp_tool_is_called_and_its_server_stopped_on_close(
             await agent.request(
                 "session/prompt",
                 {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]},
-            )
+            ),
+            timeout=30,
         )
         assert response["result"] == {"stopReason": "end_turn"}
         result = updates[1]["params"]["update"]
@@ -41,7 +45,8 @@ async def test_stdio_mcp_tool_is_called_and_its_server_stopped_on_close(
         # The model saw the tool under its namespaced name.
         names = [t["name"] for t in w.model_requests()[0]["tools"]]
         assert "mcp__parity__echo" in names
-        assert (await agent.call("session/close", {"sessionId": session_id}))["result"] == {}
+        closed = await agent.call("session/close", {"sessionId": session_id}, timeout=30)
+        assert closed["result"] == {}
         await wait_for(lambda: not _children(agent.process.pid), timeout=5)
 
 
@@ -50,7 +55,9 @@ async def test_mcp_server_that_fails_to_start_fails_session_new(world: WorldFact
     broken = {"name": "broken", "command": sys.executable, "args": ["-c", "pass"], "env": []}
     async with raw_agent(w) as agent:
         await agent.call("initialize", {"protocolVersion": 1})
-        response = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": [broken]})
+        response = await agent.call(
+            "session/new", {"cwd": str(w.workdir), "mcpServers": [broken]}, timeout=30
+        )
     # Agent factory failure: generic -32603 with the message as data.details (§1.1).
     assert response["error"]["code"] == -32603
     assert response["error"]["message"] == "Internal error"

@@ -13,6 +13,7 @@ from acp_plus.rpc import Invalid, Notification, Request, Response, classify, enc
         (b"{not json", -32700, None),
         (b'{"jsonrpc":"2.0","id":1,"method":"x","params":NaN}', -32700, None),
         (b"\xff\xfe", -32700, None),
+        (b'{"jsonrpc":"2.0","id":1,"method":"x"} trailing', -32700, None),
         (b"[1,2]", -32600, None),
         (b'"hello"', -32600, None),
         (b"42", -32600, None),
@@ -43,3 +44,13 @@ def test_request_notification_and_response_are_told_apart() -> None:
 
 def test_encode_is_one_compact_line_keeping_non_ascii() -> None:
     assert encode({"a": "é", "b": [1, 2]}) == '{"a":"é","b":[1,2]}\n'.encode()
+
+
+def test_numbers_and_bytes_follow_node() -> None:
+    # JSON.parse: 1.0 is the number 1; invalid UTF-8 inside a string becomes U+FFFD.
+    assert classify(b'{"jsonrpc":"2.0","id":1.0,"method":"m"}') == Request(1, "m", None)
+    assert classify(b'{"jsonrpc":"2.0","method":"m","params":"\xff"}') == Notification(
+        "m", "\ufffd"
+    )
+    # JSON.stringify: integer-like keys first, floats without ".0".
+    assert encode({"b": 1.0, "10": 2, "2": 3}) == b'{"2":3,"10":2,"b":1}\n'

@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, text_block
-from plus_harness import ECHO, WorldFactory, fake, normalized, sdk_agent, wait_for, world
+from plus_harness import (
+    ECHO,
+    WorldFactory,
+    fake,
+    normalized,
+    partial_delta_read,
+    sdk_agent,
+    wait_for,
+    world,
+)
 
 __all__ = ["fake", "world"]  # fixtures used by name
 
@@ -181,7 +190,7 @@ async def test_5_cancel_mid_stream(world: WorldFactory) -> None:
         prompt = asyncio.create_task(
             s.conn.prompt(session_id=new.session_id, prompt=[text_block("hang")])
         )
-        await wait_for(lambda: len(w.model_requests()) == 1)
+        await partial_delta_read(w)
         await s.conn.cancel(session_id=new.session_id)
         result = dump(await asyncio.wait_for(prompt, 5))
     assert result == {"stopReason": "cancelled"}  # §3.3
