@@ -313,6 +313,9 @@ def _parse(text: str, file: str) -> tuple[Node | None, Any, list[ScenarioError]]
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
+        # Key checks run on the composed tree, before construction flattens `<<` merges
+        # into it (a merged key overridden locally is not a duplicate).
+        findings = list(_yaml_findings(node, (), file)) if node is not None else []
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -327,7 +330,7 @@ def _parse(text: str, file: str) -> tuple[Node | None, Any, list[ScenarioError]]
     if node is None:
         hint = "a scenario needs at least `description` and `steps`"
         return None, None, [ScenarioError(file, 1, 1, "", "empty file", hint)]
-    return node, data, list(_yaml_findings(node, (), file))
+    return node, data, findings
 
 
 def _yaml_findings(node: Node, path: KeyPath, file: str) -> Iterator[ScenarioError]:

@@ -327,3 +327,26 @@ def test_validate_paths_expands_directories_and_reports_missing_files(tmp_path: 
         f"{tmp_path}/group/bad.yaml:1:14: description: expected a string, got number 5",
         f"{tmp_path}/missing.yaml: (top level): no such file or directory",
     ]
+
+
+def test_merge_keys_and_anchors_are_not_duplicates(tmp_path: Path) -> None:
+    path = tmp_path / "merge.yaml"
+    path.write_text(
+        "description: x\n"
+        "llm:\n"
+        "  - &base {text: hi, usage: {input: 1, output: 2}}\n"
+        "  - <<: *base\n"
+        "    text: bye\n"
+        "steps: [{initialize: {}}]\n"
+    )
+    scenario = load_scenario(path)
+    assert [e.params for e in scenario.llm] == [
+        {"text": "hi", "usage": {"input": 1, "output": 2}},
+        {"text": "bye", "usage": {"input": 1, "output": 2}},
+    ]
+
+
+def test_several_documents_are_one_error() -> None:
+    assert where("description: x\n---\ndescription: y\n") == [
+        (2, 1, "", "invalid YAML: but found another document")
+    ]
