@@ -3,7 +3,7 @@
 Targets are declared in TOML: the built-ins ship in `parity/targets.toml`; a project adds
 or overrides targets in `parity.toml` at its root, or in `[tool.parity]` of its
 `pyproject.toml`. Everything here is pure over plain data except `availability` (looks at
-PATH and the file system), `write_files` (writes a run's config files) and `run_setup`.
+PATH and the file system) and `run_setup` (runs a command).
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home")
 """Names replaced in templates; any other `{...}` is literal (JSON/TOML need no escaping)."""
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
-
 
 
 class TargetConfigError(ValueError):
@@ -125,14 +124,6 @@ def plan(
         dialect=spec.dialect,
         fixture_tools=spec.fixture_tools,
     )
-
-
-def write_files(launch: LaunchPlan, home: Path) -> None:
-    """Write the plan's config files under `home` (directories created as needed)."""
-    for rel, text in launch.files.items():
-        path = home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
 
 
 def availability(spec: TargetSpec, repo: Path) -> str | None:
