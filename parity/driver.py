@@ -40,6 +40,8 @@ PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "acp-parity", "version": "0.1.0"}
 MAX_PROBLEMS_PER_KIND = 20
 """Garbage lines beyond this many are counted instead of listed one by one."""
+EXIT_DRAIN = 0.5
+"""Seconds to let stdout drain after the process exited before calling it gone."""
 RAW_GRACE = 0.5
 """Seconds a `send_raw` of a non-request waits for an `id: null` error answer."""
 INTERRUPTED = "interrupted: the run was cancelled during this step"
@@ -279,6 +281,27 @@ class _Connection:
         self.answering: dict[Any, asyncio.Task[None]] = {}
         self.withdrawn: dict[Any, bool] = {}
         self.reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def response(self, fut: asyncio.Future[Frame], timeout: float) -> Frame:
+        """The response frame `fut` resolves to, within `timeout` seconds.
+
+        Raises TimeoutError, or `_AgentGone` when stdout ends or the process exits
+        first (a child that inherited stdout can keep it open after a crash)."""
+        exit_watch = asyncio.ensure_future(self.agent.wait_exit(timeout))
+        either: set[asyncio.Future[Any]] = {fut, exit_watch}
+        try:
+            await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            exit_watch.cancel()
+        if fut.done():
+            return fut.result()
+        if not self.agent.exited():
+            raise TimeoutError
+        # The process ended; its last lines may still be in the pipe.
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), EXIT_DRAIN)
+        except TimeoutError:
+            raise _AgentGone() from None
 
     async def _read(self) -> None:
         try:
@@ -579,7 +602,10 @@ class _Run:
         # Give the process a moment to finish exiting so the status and tail are whole.
         await conn.agent.settle(1.0)
         conn.reported_exit = True
-        text = f"agent closed its stdout during {label} ({conn.agent.status()})"
+        if conn.agent.exited():
+            text = f"agent exited during {label} ({conn.agent.status()})"
+        else:
+            text = f"agent closed its stdout during {label} (the process is still running)"
         tail = _tail(conn.agent.stderr_tail().rstrip())
         return _StepProblem(f"{text}; stderr tail:\n{tail}" if tail else f"{text}; stderr empty")
 
@@ -608,7 +634,7 @@ class _Run:
             timeout = max(self.timeouts["startup"] - (self.now() - conn.spawned_at), 0.0)
         try:
             await conn.send_text(jsonrpc.encode(msg), msg)
-            frame = await asyncio.wait_for(fut, timeout)
+            frame = await conn.response(fut, timeout)
         except _AgentGone:
             raise await self._gone(conn, record.label) from None
         except TimeoutError:
@@ -849,7 +875,7 @@ class _Run:
             if fut is not None:
                 grace = self.timeouts["response"] if kind == "request" else RAW_GRACE
                 try:
-                    answer = await asyncio.wait_for(fut, grace)
+                    answer = await conn.response(fut, grace)
                     record.response = answer.message
                     self.marks[record.index] = answer.seq + 1
                 except TimeoutError:

@@ -24,6 +24,8 @@ from parity.transcript import ProcessRecord
 
 STDERR_TAIL = 8 * 1024
 """Bytes of stderr kept for the transcript."""
+EXIT_POLL = 0.02
+"""Seconds between checks of a process's return code while its pipes stay open."""
 
 _SECRET_WORDS = re.compile(
     r"SECRET|PASSW(OR)?D|CREDENTIAL|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH|COOKIE",
@@ -167,11 +169,24 @@ class AgentProcess:
         return self.proc.returncode is not None
 
     async def wait_exit(self, timeout: float) -> bool:
-        """Wait up to `timeout` seconds for the leader to exit; True if it did."""
+        """Wait up to `timeout` seconds for the leader to exit; True if it did.
+
+        `Process.wait()` alone is not enough: on Python 3.11 it returns only once
+        every pipe has closed, and a child that inherited stdout keeps it open after
+        the leader died. The return code itself is set at exit, so it is polled too."""
+        if self.exited():
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        waiter = loop.create_task(self.proc.wait())
         try:
-            await asyncio.wait_for(self.proc.wait(), timeout)
-        except TimeoutError:
-            return False
+            while not self.exited():
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                await asyncio.wait({waiter}, timeout=min(left, EXIT_POLL))
+        finally:
+            waiter.cancel()
         return True
 
     async def settle(self, timeout: float) -> None:

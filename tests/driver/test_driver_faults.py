@@ -49,7 +49,7 @@ async def test_crash_mid_prompt_reports_exit_code_and_stderr() -> None:
     t = await run(PROMPT, "crashes_exit3")
     prompt = t.steps[2]
     assert prompt.problem is not None
-    assert prompt.problem.startswith('agent closed its stdout during prompt s1 "go" (exit code 3)')
+    assert prompt.problem.startswith('agent exited during prompt s1 "go" (exit code 3)')
     assert "fatal: the fixture agent crashed on purpose" in prompt.problem
     assert chunks(t) == ["about to fail"]
     (proc,) = t.processes
@@ -59,11 +59,22 @@ async def test_crash_mid_prompt_reports_exit_code_and_stderr() -> None:
     assert t.problems == ['run stopped at step 2 (prompt s1 "go"); 1 later step(s) not run']
 
 
+async def test_exit_is_noticed_even_when_a_child_keeps_stdout_open() -> None:
+    started = time.monotonic()
+    t = await run(PROMPT, "crash_leaves_child", timeouts={"response": 10})
+    assert time.monotonic() - started < 5
+    problem = t.steps[2].problem or ""
+    assert problem.startswith('agent exited during prompt s1 "go" (exit code 4)')
+    assert "leaving a child behind" in problem
+    (proc,) = t.processes
+    assert (proc.exit_code, proc.stopped_by) == (4, "exit")
+
+
 async def test_exit_between_steps_is_reported_at_the_next_send() -> None:
     steps = [*BASIC, st("prompt", session="s1", text="exit"), st("list_sessions")]
     t = await run(steps, timeouts={"response": 0.5})
     # `exit` never answers; stdout EOF ends the prompt step, not a timeout.
-    assert (t.steps[2].problem or "").startswith("agent closed its stdout during prompt")
+    assert (t.steps[2].problem or "").startswith("agent exited during prompt")
     assert "(exit code 0)" in (t.steps[2].problem or "")
 
 
