@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,8 +101,12 @@ class ParityReport:
         """True when nothing differs beyond the diverge rules and no rule is stale."""
         return not self.differences and not self.stale
 
-    def render(self, max_lines: int = 12) -> str:
-        """A compact text report: scenario, each step's differences with path and values."""
+    def render(self, max_lines: int = 12, max_differences: int = 40) -> str:
+        """A compact text report: scenario, each step's differences with path and values.
+
+        At most `max_differences` are shown in full (a run that went wrong early can
+        differ in thousands of places); the rest are counted by category.
+        """
         head = f"{self.scenario or 'scenario'}: {self.other_name} vs {self.ref_name} (reference)"
         head += f", {self.profile} profile: "
         parts = [
@@ -112,7 +117,7 @@ class ParityReport:
             parts.append(f"{len(self.stale)} stale diverge rule(s)")
         lines = [head + ", ".join(parts) + f"  (- {self.ref_name}, + {self.other_name})"]
         current: tuple[Any, ...] | None = None
-        for d in self.differences:
+        for d in self.differences[:max_differences]:
             where = (d.step, d.step_kind, d.step_label)
             if where != current:
                 current = where
@@ -126,6 +131,13 @@ class ParityReport:
                 "      " + line
                 for line in _side_by_side(d.ref, d.other, self.ref_name, self.other_name, max_lines)
             )
+        rest = self.differences[max_differences:]
+        if rest:
+            counts: dict[str, int] = {}
+            for d in rest:
+                counts[d.category] = counts.get(d.category, 0) + 1
+            summary = ", ".join(f"{n} {category}" for category, n in counts.items())
+            lines.append(f"  ... and {len(rest)} more difference(s): {summary}")
         for rule in self.stale:
             lines.append(
                 f"  stale diverge rule: {rule.path!r} ({rule.reason}) matched no difference"
@@ -268,8 +280,23 @@ class _Comparer:
     def fields(
         self, ref_base: Path, a: Any, b: Any, other_base: Path, category: str = CHANGED_FIELD
     ) -> None:
-        """Field-level differences of two values (deepdiff), one per changed leaf."""
+        """Field-level differences of two values, one per changed leaf.
+
+        Objects are walked key by key here (fast: a long run can pair tens of thousands
+        of updates); lists inside them go to deepdiff, which aligns added and removed
+        elements.
+        """
         if a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in [*a, *(k for k in b if k not in a)]:
+                self.fields(
+                    (*ref_base, key),
+                    a.get(key, ABSENT),
+                    b.get(key, ABSENT),
+                    (*other_base, key),
+                    category,
+                )
             return
         if (
             a is ABSENT
@@ -339,21 +366,33 @@ class _Comparer:
 def _pair(
     la: list[Any], lb: list[Any], ia: range, jb: range
 ) -> tuple[list[tuple[int, int]], list[int], list[int]]:
-    """Pair replaced items of the same kind in order; the rest are missing or extra."""
+    """Pair replaced items of the same kind in order; the rest are missing or extra.
+
+    Order is kept: an item of `b` skipped over to reach a match stays unpaired (extra).
+    Per-kind queues of positions keep this linear for long lists (a peer streaming one
+    chunk per character gives tens of thousands of items).
+    """
+    queues: dict[str, deque[int]] = {}
+    for j in jb:
+        queues.setdefault(_kind_key(lb[j]), deque()).append(j)
     pairs: list[tuple[int, int]] = []
-    free = list(jb)
     lone_a: list[int] = []
+    floor = jb.start - 1
     for i in ia:
-        match = next((j for j in free if _kind(la[i]) == _kind(lb[j])), None)
-        if match is None:
+        queue = queues.get(_kind_key(la[i]))
+        while queue and queue[0] <= floor:
+            queue.popleft()
+        if not queue:
             lone_a.append(i)
             continue
-        # Pairing keeps order: items of `b` skipped over are unpaired (extra).
-        pairs.append((i, match))
-        free = [j for j in free if j > match]
+        floor = queue.popleft()
+        pairs.append((i, floor))
     paired_b = {j for _, j in pairs}
-    lone_b = [j for j in jb if j not in paired_b]
-    return pairs, lone_a, lone_b
+    return pairs, lone_a, [j for j in jb if j not in paired_b]
+
+
+def _kind_key(item: Any) -> str:
+    return repr(_kind(item))
 
 
 def _kind(item: Any) -> Any:

@@ -126,7 +126,7 @@ class Tokens:
         elif isinstance(value, list):
             for v in value:
                 self.discover_uuids(v)
-        elif isinstance(value, str):
+        elif isinstance(value, str) and len(value) >= 36:
             for found in UUID.findall(value):
                 if not any(found in table for table in self._by_kind.values()):
                     self.register("uuid", found)

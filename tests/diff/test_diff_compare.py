@@ -285,3 +285,15 @@ def test_no_response_on_one_side_is_an_error() -> None:
     assert first.ref == {"result": {"sessionId": "<session:1>", "configOptions": []}}
     assert first.other is ABSENT
     assert "      - result:" in report.render()
+
+
+def test_a_long_run_that_differs_everywhere_is_counted_in_full_and_rendered_short() -> None:
+    # Pairing is linear: a quadratic pairing of 10,000 items would not finish in CI time.
+    ref, other = base(), base()
+    updates(ref)[:] = [msg("a") for _ in range(10_000)]
+    updates(other)[:] = [msg("b") for _ in range(10_000)]
+    report = compare(ref, other, profile="exact", diverge=[], ref_name="native", other_name="plus")
+    assert len(report.differences) == 10_000
+    text = report.render(max_differences=5)
+    assert text.count("[changed field]") == 5
+    assert text.endswith("... and 9995 more difference(s): 9995 changed field")
