@@ -260,6 +260,12 @@ class Server:
         """Bind the connection used for notifications and client requests."""
         self.conn = conn
 
+    def warn_unbuilt_flags(self) -> None:
+        """The increment flags are accepted in config, but their features are not built."""
+        for flag in ("enable_session_load", "enable_additional_directories"):
+            if getattr(self.config, flag):
+                log.warning("%s is set but this build has no such feature; ignored", flag)
+
     def prefetch(self) -> None:
         """Start building the runtime in the background when a catalog must be fetched,
         so the first `initialize`/`session/new` does not pay the whole round trip."""
@@ -529,12 +535,18 @@ class Server:
         if session.closing:
             raise session_closing(session.id)
         config_id = _required_str(params, "configId")
+        async with session.config_lock:
+            return await self._set_config_option(session, config_id, params.get("value"))
+
+    async def _set_config_option(
+        self, session: LiveSession, config_id: str, value: Any
+    ) -> dict[str, Any]:
         runtime = await self.runtime()
         catalog = await runtime.catalog()
         chosen = model_control.apply(
             session.selection,
             config_id,
-            params.get("value"),
+            value,
             catalog=catalog,
             reasoning=session.route_info.reasoning,
         )
@@ -631,6 +643,7 @@ async def run_stdio(config: Config) -> None:
     server = Server(config)
     conn = Connection(reader, sink, server.on_request, server.on_notification)
     server.attach(conn)
+    server.warn_unbuilt_flags()
     server.prefetch()
     try:
         await conn.serve()

@@ -138,6 +138,8 @@ class LiveSession:
         self._settled.set()
         self._closing: asyncio.Task[None] | None = None
         self.on_close: list[Callable[[], Awaitable[None]]] = []
+        self.config_lock = asyncio.Lock()
+        """Serializes `set_config_option` so mutations apply in arrival order (§1.5)."""
 
     # -- wiring --------------------------------------------------------------------------
 

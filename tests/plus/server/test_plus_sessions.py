@@ -164,3 +164,25 @@ async def test_prompt_admission_texts(world: WorldFactory) -> None:
             assert error == {"code": -32602, "message": f"Invalid params: {detail}"}
     # Refused prompts free the slot and never reach the model (§5).
     assert w.model_requests() == []
+
+
+async def test_config_mutations_apply_in_arrival_order(world: WorldFactory) -> None:
+    w = world()
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
+        sid = new["result"]["sessionId"]
+        values = ["low", "high", "low", "high", "low"]
+        ids = [
+            await agent.request(
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "reasoning_effort", "value": value},
+            )
+            for value in values
+        ]
+        answers = {}
+        while len(answers) < len(ids):
+            frame = await agent.recv()
+            answers[frame["id"]] = frame["result"]["configOptions"][1]["currentValue"]
+    # Each answer is the complete state after its own mutation (§1.5).
+    assert [answers[i] for i in ids] == values
