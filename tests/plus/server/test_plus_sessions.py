@@ -180,7 +180,7 @@ async def test_config_mutations_apply_in_arrival_order(world: WorldFactory) -> N
             )
             for value in values
         ]
-        answers = {}
+        answers: dict[int, str] = {}
         while len(answers) < len(ids):
             frame = await agent.recv()
             answers[frame["id"]] = frame["result"]["configOptions"][1]["currentValue"]
