@@ -20,6 +20,7 @@ other packages should neither pay for nor depend on them.
 
 from __future__ import annotations
 
+import abc
 import difflib
 import os
 import shutil
@@ -270,10 +271,32 @@ class ScenarioItem(pytest.Item):
     def selected(self, select: set[str]) -> bool:
         return self.target in select
 
-    def record(self, status: rpt.Status, reason: str = "", reference: str = "") -> None:
+    reference = ""
+    """Parity items: the scenario's first target."""
+
+    def record(self, status: rpt.Status, reason: str = "") -> None:
+        """Attach this item's outcome for the summary (once; the first one counts)."""
+        if Outcome.from_properties(self.user_properties) is not None:
+            return
         kind: rpt.Kind = "parity" if isinstance(self, ParityItem) else "target"
-        outcome = Outcome(self.scenario.name, kind, self.target, status, reference, reason)
+        outcome = Outcome(self.scenario.name, kind, self.target, status, self.reference, reason)
         self.user_properties.extend(outcome.to_properties())
+
+    def runtest(self) -> None:
+        try:
+            self.check()
+        except pytest.skip.Exception:
+            raise
+        except ScenarioFailure as exc:
+            self.record("fail", str(exc).splitlines()[0])
+            raise
+        except Exception as exc:
+            self.record("fail", f"harness error: {type(exc).__name__}: {exc}")
+            raise
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """The item's work; records its outcome, raises ScenarioFailure or skips."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, ScenarioFailure):
@@ -283,9 +306,10 @@ class ScenarioItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.scenario.name}::{self.name}"
 
-    def unavailable(self, target: str) -> str | None:
-        """Why `target` cannot run, or None; fails at once when it is required or
-        when the scenario names a target nobody declared (a typo is not a skip)."""
+    def unavailable(self, target: str, *, required_fails: bool = True) -> str | None:
+        """Why `target` cannot run, or None. Fails at once when the scenario names a
+        target nobody declared (a typo is not a skip), and, unless `required_fails` is
+        off, when the target is one of `--require-targets`."""
         if target not in self.state.config.targets:
             known = ", ".join(sorted(self.state.config.targets))
             raise ScenarioFailure(
@@ -293,7 +317,7 @@ class ScenarioItem(pytest.Item):
                 f"(known: {known}; declare it in {self.state.config.source})"
             )
         why = self.state.runner.unavailable(target)
-        if why is not None and target in self.state.require:
+        if why is not None and required_fails and target in self.state.require:
             raise ScenarioFailure(f"required target {target} cannot run: {why}")
         return why
 
@@ -301,19 +325,12 @@ class ScenarioItem(pytest.Item):
 class TargetItem(ScenarioItem):
     """Run one target and check its normalized view against the recorded snapshot."""
 
-    def runtest(self) -> None:
+    def check(self) -> None:
         why = self.unavailable(self.target)
         if why is not None:
             self.record("skip", why)
             pytest.skip(f"{self.target} unavailable: {why}")
-        try:
-            self._check(self.state.runner.result(self.scenario, self.target))
-        except ScenarioFailure:
-            raise
-        except BaseException as exc:
-            if not isinstance(exc, pytest.skip.Exception):
-                self.record("fail", f"harness error: {type(exc).__name__}")
-            raise
+        self._check(self.state.runner.result(self.scenario, self.target))
 
     def _check(self, result: RunResult) -> None:
         from syrupy.assertion import SnapshotAssertion
@@ -369,12 +386,10 @@ class ParityItem(ScenarioItem):
         super().__init__(**kwargs)
         self.reference = reference
 
-    def selected(self, select: set[str]) -> bool:
-        return self.target in select
-
     def _view(self, target: str) -> tuple[Any, dict[str, Any] | None, str]:
-        """(view, transcript or None, note): a live run, else the recorded snapshot."""
-        why = self.unavailable(target)
+        """(view, transcript or None, note): a live run, else the recorded snapshot;
+        `--require-targets` fails the check only where it would otherwise skip."""
+        why = self.unavailable(target, required_fails=False)
         if why is None:
             result = self.state.runner.result(self.scenario, target)
             return result.view, result.transcript, ""
@@ -383,20 +398,13 @@ class ParityItem(ScenarioItem):
         recorded = read_view(self.state.config.snapshots_dir, self.scenario.name, target)
         if recorded is None:
             reason = f"{target} unavailable ({why}) and no recorded snapshot"
-            self.record("skip", reason, self.reference)
+            if target in self.state.require:
+                raise ScenarioFailure(f"required parity check cannot run: {reason}")
+            self.record("skip", reason)
             pytest.skip(reason)
         return recorded, None, f"{target} unavailable, compared with its recorded snapshot"
 
-    def runtest(self) -> None:
-        try:
-            self._compare()
-        except (ScenarioFailure, pytest.skip.Exception):
-            raise
-        except BaseException as exc:
-            self.record("fail", f"harness error: {type(exc).__name__}", self.reference)
-            raise
-
-    def _compare(self) -> None:
+    def check(self) -> None:
         ref_view, ref_transcript, ref_note = self._view(self.reference)
         view, transcript, note = self._view(self.target)
         from parity.diff import compare
@@ -413,9 +421,9 @@ class ParityItem(ScenarioItem):
         )
         notes = "; ".join(n for n in (ref_note, note) if n)
         if result.ok:
-            self.record("pass", notes, self.reference)
+            self.record("pass", notes)
             return
-        self.record("differs", notes, self.reference)
+        self.record("differs", notes)
         transcripts = {
             name: t
             for name, t in ((self.reference, ref_transcript), (self.target, transcript))

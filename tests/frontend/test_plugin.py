@@ -82,6 +82,20 @@ def test_require_targets_turns_a_missing_target_into_a_failure(project: Project)
     assert done.returncode == 1
     assert "required target ghost cannot run: ghost-agent is not installed here" in done.stdout
     assert "::ghost FAILED" in done.stdout
+    assert "required parity check cannot run: ghost unavailable" in done.stdout
+    assert re.search(r"demo/text\s+new\s+fail; check against mini failed", done.stdout)
+
+    # With a recorded ghost snapshot the parity check runs against it; only the
+    # ghost item itself (which must run) fails.
+    project.snapshot("demo/text", "ghost").write_text(
+        project.snapshot("demo/text", "mini").read_text()
+    )
+    again = project.parity("run", "--require-targets", "ghost")
+    assert "::parity[ghost~mini] PASSED" in again.stdout
+    assert "::ghost FAILED" in again.stdout
+    assert "1 ran against a recording: ghost unavailable, compared with its recorded snapshot" in (
+        again.stdout
+    )
 
 
 def test_markers_and_targets_select_items(project: Project) -> None:
