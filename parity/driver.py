@@ -266,6 +266,15 @@ class _AgentGone(Exception):
     """The agent closed stdout (or its stdin broke) while a step needed it."""
 
 
+@dataclass(frozen=True)
+class _Reply:
+    """A response to one of our requests: its frame, and the message in it (an element
+    when the frame is a batch)."""
+
+    frame: Frame
+    message: dict[str, Any]
+
+
 class _Connection:
     """One agent process with its JSON-RPC traffic: reader task, pending requests."""
 
@@ -275,14 +284,14 @@ class _Connection:
         self.index = index
         self.spawned_at = spawned_at
         self.initialized = False
-        self.pending: dict[Any, asyncio.Future[Frame]] = {}
+        self.pending: dict[Any, asyncio.Future[_Reply]] = {}
         self.reported_exit = False
         self.eof = asyncio.Event()
         self.answering: dict[Any, asyncio.Task[None]] = {}
         self.withdrawn: dict[Any, bool] = {}
         self.reader = asyncio.get_running_loop().create_task(self._read())
 
-    async def response(self, fut: asyncio.Future[Frame], timeout: float) -> Frame:
+    async def response(self, fut: asyncio.Future[_Reply], timeout: float) -> _Reply:
         """The response frame `fut` resolves to, within `timeout` seconds.
 
         Raises TimeoutError, or `_AgentGone` when stdout ends or the process exits
@@ -319,12 +328,21 @@ class _Connection:
             self.run.tick()
 
     def _dispatch(self, frame: Frame) -> None:
-        kind = jsonrpc.classify(frame.message) if frame.parse_error is None else "invalid"
-        msg = frame.message
+        value = frame.message
+        if frame.parse_error is None and jsonrpc.is_batch(value):
+            # JSON-RPC allows answering a batch (which only `send_raw` sends) with one.
+            for item in value:
+                self._dispatch_one(frame, item)
+        else:
+            self._dispatch_one(frame, value)
+        self.run.tick()
+
+    def _dispatch_one(self, frame: Frame, msg: Any) -> None:
+        kind = jsonrpc.classify(msg) if frame.parse_error is None else "invalid"
         if kind == "response":
             fut = self.pending.pop(_id_key(msg["id"]), None)
             if fut is not None and not fut.done():
-                fut.set_result(frame)
+                fut.set_result(_Reply(frame, msg))
         elif kind == "request":
             key = _id_key(msg["id"])
             task = asyncio.get_running_loop().create_task(self._answer(msg))
@@ -340,7 +358,6 @@ class _Connection:
                 "not-jsonrpc",
                 f"frame {frame.seq}: agent sent a JSON value that is not a JSON-RPC message",
             )
-        self.run.tick()
 
     async def _answer(self, msg: dict[str, Any]) -> None:
         try:
@@ -379,12 +396,14 @@ class _Connection:
             raise _AgentGone() from exc
         return frame
 
-    def expect(self, id_: Any) -> asyncio.Future[Frame]:
-        """A future for the response frame carrying `id_` (fails if stdout ends)."""
-        fut: asyncio.Future[Frame] = asyncio.get_running_loop().create_future()
+    def expect(self, *ids: Any) -> asyncio.Future[_Reply]:
+        """A future for the first response carrying any of `ids` (fails if stdout
+        ends). The caller removes the ids from `pending` when done."""
+        fut: asyncio.Future[_Reply] = asyncio.get_running_loop().create_future()
         if self.eof.is_set():
             fut.set_exception(_AgentGone())
-        self.pending[_id_key(id_)] = fut
+        for id_ in ids:
+            self.pending[_id_key(id_)] = fut
         return fut
 
     async def close(self, ladder: Ladder) -> None:
@@ -634,7 +653,7 @@ class _Run:
             timeout = max(self.timeouts["startup"] - (self.now() - conn.spawned_at), 0.0)
         try:
             await conn.send_text(jsonrpc.encode(msg), msg)
-            frame = await conn.response(fut, timeout)
+            reply = await conn.response(fut, timeout)
         except _AgentGone:
             raise await self._gone(conn, record.label) from None
         except TimeoutError:
@@ -644,12 +663,11 @@ class _Run:
             ) from None
         finally:
             conn.pending.pop(_id_key(msg["id"]), None)
-        record.response = frame.message
-        self.marks[record.index] = frame.seq + 1
+        record.response = reply.message
+        self.marks[record.index] = reply.frame.seq + 1
         if msg.get("method") == "initialize":
             conn.initialized = True
-        response: dict[str, Any] = frame.message
-        return response
+        return reply.message
 
     async def notify(self, record: StepRecord, method: str, params: Any) -> None:
         conn = self._live()
@@ -860,15 +878,20 @@ class _Run:
         return [seq for seq, sid in updates[start:] if session is _ANY or sid == session]
 
     async def raw_step(self, record: StepRecord, text: str) -> None:
-        """Send a line verbatim. A request waits for its response; a line that is not
-        JSON-RPC at all gets a short grace period for the `id: null` error a conforming
-        agent answers with (a silent agent is not a problem)."""
+        """Send a line verbatim. A request waits for its response. Anything else gets a
+        short grace period for an answer: the `id: null` error a conforming agent sends,
+        or, for a batch, a response to one of its requests (silence is no problem)."""
         conn = self._live()
         parsed = jsonrpc.parse_line(jsonrpc.Line(text.encode("utf-8"), len(text)))
         kind = jsonrpc.classify(parsed.message) if parsed.error is None else "invalid"
         record.request = parsed.message
-        expected: Any = parsed.message["id"] if kind == "request" else None
-        fut = conn.expect(expected) if kind in ("request", "invalid") else None
+        ids: list[Any] = []
+        if kind == "request":
+            ids = [parsed.message["id"]]
+        elif kind == "invalid":
+            batch = parsed.message if jsonrpc.is_batch(parsed.message) else []
+            ids = [None, *(m["id"] for m in batch if jsonrpc.classify(m) == "request")]
+        fut = conn.expect(*ids) if ids else None
         try:
             frame = await conn.send_text(text, parsed.message, parsed.error)
             self.marks[record.index] = frame.seq + 1
@@ -877,7 +900,7 @@ class _Run:
                 try:
                     answer = await conn.response(fut, grace)
                     record.response = answer.message
-                    self.marks[record.index] = answer.seq + 1
+                    self.marks[record.index] = answer.frame.seq + 1
                 except TimeoutError:
                     if kind == "request":
                         raise _StepProblem(
@@ -887,8 +910,9 @@ class _Run:
         except _AgentGone:
             raise await self._gone(conn, record.label) from None
         finally:
-            if fut is not None:
-                conn.pending.pop(_id_key(expected), None)
+            for id_ in ids:
+                if conn.pending.get(_id_key(id_)) is fut:
+                    del conn.pending[_id_key(id_)]
 
     async def wait_step(self, record: StepRecord, p: Mapping[str, Any], since: int) -> None:
         if "ms" in p:

@@ -78,6 +78,11 @@ def classify(message: Any) -> Kind:
     return "invalid"
 
 
+def is_batch(value: Any) -> bool:
+    """Whether a parsed value is a JSON-RPC batch: a non-empty array of objects."""
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
 def encode(message: Any) -> str:
     """The wire text of a message: compact JSON, UTF-8 kept, no trailing newline."""
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)

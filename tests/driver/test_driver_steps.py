@@ -276,6 +276,21 @@ async def test_raw_request_notify_and_send_raw() -> None:
     assert prompt.response["result"]["stopReason"] == "end_turn"
 
 
+async def test_send_raw_batch_is_answered_by_a_batch() -> None:
+    batch = '[{"jsonrpc":"2.0","method":"x/note"},{"jsonrpc":"2.0","id":"b1","method":"x"}]'
+    t = await run([*BASIC, st("send_raw", line=batch), st("prompt", session="s1", text="hi")])
+    raw = t.steps[2]
+    assert raw.response == {
+        "jsonrpc": "2.0",
+        "id": "b1",
+        "error": {"code": -32600, "message": "no batches"},
+    }
+    answer = t.frames[raw.frames[-1]]
+    assert isinstance(answer.message, list)
+    assert t.problems == []  # a batch answering a batch is JSON-RPC, not garbage
+    assert chunks(t) == ["hi"]
+
+
 async def test_list_sessions_and_cursor_next_without_a_cursor() -> None:
     t = await run(
         [*BASIC, st("list_sessions", cwd="{workdir}"), st("list_sessions", cursor="next")]

@@ -97,3 +97,10 @@ async def test_read_line_bounds_an_oversize_line_and_continues() -> None:
     assert [ln.oversize for ln in lines] == [False, True, False, False, True]
     assert lines[1].data == big[:OVERSIZE_HEAD]
     assert lines[4].data == big[:OVERSIZE_HEAD]
+
+
+def test_is_batch() -> None:
+    assert jsonrpc.is_batch([{"id": 1, "result": None}])
+    assert not jsonrpc.is_batch([])
+    assert not jsonrpc.is_batch([1, 2])
+    assert not jsonrpc.is_batch({"id": 1})
