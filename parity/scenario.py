@@ -833,11 +833,18 @@ def _check_tool_call(
                 "warning",
             )
         call_ids.setdefault(call_id, sink.line((*here, "id")))
-    if isinstance(name, str) and name not in declared:
+    builtin = call.get("builtin") is True
+    if isinstance(name, str) and builtin and name in declared:
+        sink.add(
+            (*here, "builtin"),
+            f"{name!r} is a fixture tool declared in `tools`",
+            "drop `builtin: true`, or rename the fixture tool",
+        )
+    elif isinstance(name, str) and not builtin and name not in declared:
         sink.add(
             (*here, "name"),
             f"tool {name!r} is not declared in `tools`",
-            "fine for a target's built-in tool; declare fixture tools under `tools`",
+            "for a target's own tool, say `builtin: true`; declare fixture tools under `tools`",
             "warning",
         )
     if isinstance(arguments, str):

@@ -350,3 +350,12 @@ def test_several_documents_are_one_error() -> None:
     assert where("description: x\n---\ndescription: y\n") == [
         (2, 1, "", "invalid YAML: but found another document")
     ]
+
+
+def test_builtin_tool_calls_need_no_declaration_but_must_not_shadow_one() -> None:
+    builtin = "description: x\nllm:\n  - tool_calls: [{id: c1, name: read, builtin: true}]\n"
+    assert findings(builtin + "steps: [{initialize: {}}]\n") == []
+    shadow = "description: x\ntools: [{name: read}]\n" + builtin.split("\n", 1)[1]
+    assert where(shadow + "steps: [{initialize: {}}]\n") == [
+        (4, 48, "llm[0].tool_calls[0].builtin", "'read' is a fixture tool declared in `tools`")
+    ]
