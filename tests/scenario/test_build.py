@@ -181,3 +181,16 @@ def test_schema_describes_every_top_level_key_and_step_kind() -> None:
 def test_update_kinds_come_from_the_schema() -> None:
     assert tuple(schema()["$defs"]["updateKind"]["enum"]) == UPDATE_KINDS
     assert "agent_message_chunk" in UPDATE_KINDS and "tool_call_update" in UPDATE_KINDS
+
+
+def test_reference_doc_mentions_every_key_of_the_schema() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scenarios.md").read_text()
+    defs = schema()["$defs"]
+    keys = set(schema()["properties"])
+    for name in ("step", "tool", "llmEntry", "client", "toolCall", "rule"):
+        keys |= set(defs[name]["properties"])
+    for step in defs["step"]["properties"].values():
+        keys |= set(step.get("properties", {}))
+    keys |= set(defs["llmEntry"]["properties"]["match"]["properties"])
+    missing = sorted(k for k in keys if f"`{k}" not in doc and f"{k}:" not in doc)
+    assert missing == []
