@@ -240,7 +240,11 @@ class Connection:
             else:
                 self._spawn(self._notification(message))
         else:
-            self._spawn(self._request(message))
+            # Registered before the handler runs, so a `$/cancel_request` on the very next
+            # line already finds it (the prompt then settles `cancelled`, §3.3).
+            ctx = RequestContext(message.id)
+            self._active[_id_key(message.id)] = ctx
+            self._spawn(self._request(message, ctx))
 
     def _cancel_request(self, params: Any) -> None:
         if isinstance(params, dict) and _valid_id(params.get("requestId")):
@@ -254,10 +258,8 @@ class Connection:
         except Exception:
             log.exception("notification %s failed", message.method)
 
-    async def _request(self, message: Request) -> None:
-        ctx = RequestContext(message.id)
+    async def _request(self, message: Request, ctx: RequestContext) -> None:
         key = _id_key(message.id)
-        self._active[key] = ctx
         try:
             result = await self._on_request(message.method, message.params, ctx)
         except RpcError as exc:

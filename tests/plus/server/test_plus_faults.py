@@ -318,3 +318,26 @@ async def test_stdin_eof_quiesces_within_2s_leaving_no_child(world: WorldFactory
     assert status == 0
     assert elapsed < 2.0, f"teardown took {elapsed:.2f}s"
     await wait_for(lambda: not _processes_with(marker), timeout=1.0)
+
+
+async def test_prompt_aborted_on_arrival_never_reaches_the_model(world: WorldFactory) -> None:
+    w = world(llm=[{"text": "never"}])
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
+        prompt = {
+            "jsonrpc": "2.0",
+            "id": 77,
+            "method": "session/prompt",
+            "params": {
+                "sessionId": new["result"]["sessionId"],
+                "prompt": [{"type": "text", "text": "x"}],
+            },
+        }
+        cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 77}}
+        # One write: the abort is already set when the handler starts (§3.3).
+        await agent.send_line(json.dumps(prompt) + "\n" + json.dumps(cancel))
+        response, before = await agent.until_response(77)
+    assert response["result"] == {"stopReason": "cancelled"}
+    assert before == []
+    assert w.model_requests() == []
