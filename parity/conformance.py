@@ -33,6 +33,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from parity.acp_schema import Kind, load_schema, method_defs
+from parity.normalize import frame_steps
 from parity.transcript import Transcript
 
 MAX_MESSAGE = 300
@@ -44,7 +45,8 @@ class Finding:
 
     kind: str
     step: int | None
-    """1-based number of the step that recorded the frame; None outside steps."""
+    """1-based number of the step the view shows the frame in (`normalize.frame_steps`);
+    None for frames in `before`/`after`."""
     seq: int | None
     """The frame's seq (None for findings about the run as a whole)."""
     message: str
@@ -167,10 +169,7 @@ class _Checker:
         self.caps = caps
         self.index = index
         self.out: list[Finding] = []
-        self.step_of: dict[int, int] = {}
-        for i, step in enumerate(t.steps):
-            for seq in step.frames:
-                self.step_of.setdefault(seq, i + 1)
+        self.step_of = {seq: i + 1 for seq, i in frame_steps(t).items()}
         self.pending: dict[Any, tuple[str, Any]] = {}
         """Harness request id -> (method, sessionId) until answered."""
         self.answered: set[Any] = set()

@@ -220,6 +220,21 @@ def view(
     return out
 
 
+def frame_steps(transcript: Transcript) -> dict[int, int]:
+    """Frame seq -> 0-based index of the step whose entry shows it in the view.
+
+    Frames the view shows in `before`/`after` are absent; the harness's answer to an
+    agent request goes with the request. Conformance findings use this so a finding
+    names the step where the frame appears in the snapshot.
+    """
+    builder = _Builder(transcript, Tokens({}))
+    owner, _ = builder._own()
+    for answer, request in builder.answered_by.items():
+        if request in owner:
+            owner[answer] = owner[request]
+    return owner
+
+
 def _discover(transcript: Transcript, tokens: Tokens) -> None:
     """Number ids in wire order: frames first, then model bodies."""
     for frame in transcript.frames:
@@ -258,6 +273,7 @@ class _Builder:
         self.multi_session = tokens.count("session") > 1
         self.answers = self._match_answers()
         self.used: set[int] = set(self.answers.values())
+        self.answered_by = {answer: request for request, answer in self.answers.items()}
 
     def _match_answers(self) -> dict[int, int]:
         """Agent request seq -> seq of the harness's answer (first response with its id)."""
@@ -312,6 +328,15 @@ class _Builder:
             ]
             owner[seq] = (same or plain)[0]
         self._claim_late(owner, requests, responses)
+        last = len(self.t.steps) - 1
+        for f in self.t.frames:
+            if f.seq in owner or f.seq in self.used:
+                continue
+            # Outside every step's range: between two steps it trails the earlier one;
+            # before the first or after the last it stays loose (`before` / `after`).
+            earlier = [i for i, s in enumerate(self.t.steps) if _began_before(s, f)]
+            if earlier and earlier[-1] != last:
+                owner[f.seq] = earlier[-1]
         return owner, own
 
     def _claim_late(
@@ -347,16 +372,9 @@ class _Builder:
         before: list[Any] = []
         after: list[Any] = []
         for f in self.t.frames:
-            if f.seq in owner or f.seq in self.used:
-                continue
-            # Outside every step's range: between two steps it trails the earlier one.
-            earlier = [i for i, s in enumerate(self.t.steps) if _began_before(s, f)]
-            if not earlier:
-                before.append(self._loose(f))
-            elif earlier[-1] == len(self.t.steps) - 1:
-                after.append(self._loose(f))
-            else:
-                owner[f.seq] = earlier[-1]
+            if f.seq not in owner and f.seq not in self.used:
+                loose = self._loose(f)
+                (after if any(_began_before(s, f) for s in self.t.steps) else before).append(loose)
         by_step: dict[int, list[int]] = {}
         for seq in sorted(owner):
             by_step.setdefault(owner[seq], []).append(seq)

@@ -59,6 +59,20 @@ def transcript(*steps: list[tuple[str, Any]], after: list[tuple[str, Any]] = ())
     for i, frames in enumerate(steps):
         record = StepRecord(index=i, kind="step", label=f"step {i + 1}")
         record.frames = [add(d, m) for d, m in frames]
+        sent = [m for d, m in frames if d == "out" and isinstance(m, dict) and "id" in m]
+        if sent and "method" in sent[0]:
+            record.request = sent[0]
+            record.response = next(
+                (
+                    m
+                    for d, m in frames
+                    if d == "in"
+                    and isinstance(m, dict)
+                    and "method" not in m
+                    and m.get("id") == sent[0]["id"]
+                ),
+                None,
+            )
         t.steps.append(record)
     for d, m in after:
         add(d, m)
@@ -288,7 +302,8 @@ def test_late_updates_after_the_prompt_response(index: SchemaIndex) -> None:
         ],
     )
     found = findings(t, NO_CAPS, schema=index)
-    assert kinds(found) == [("late_update", None, 10)]
+    # The view shows it as trailing the load, the last step that answered about sess-1.
+    assert kinds(found) == [("late_update", 5, 10)]
     assert "session_info_update for session sess-1" in found[0].message
 
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 from wirebuild import Wire, chunk
 
-from parity.normalize import view
+from parity.normalize import frame_steps, view
 
 S1 = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
 S2 = "7a1e2f3d-4c5b-4a69-8877-665544332211"
@@ -326,6 +326,7 @@ def test_parallel_children_each_get_their_own_frames() -> None:
     texts: list[Any] = [[u["content"]["text"] for u in s["updates"]] for s in steps[1:]]
     assert texts == [["one"], ["two"]]
     assert [s["result"]["stopReason"] for s in steps[1:]] == ["cancelled", "end_turn"]
+    assert frame_steps(w.t) == {0: 1, 1: 2, 2: 2, 3: 1, 4: 2, 5: 1}
 
 
 def test_unknown_profile_is_refused() -> None:
