@@ -20,6 +20,7 @@ from parity.fakellm.wire import (
     Wire,
     anthropic_error,
     assemble,
+    field_problem,
     find_usage,
     finish_of,
     sse,
@@ -30,11 +31,7 @@ _STOP_REASONS = {"stop": "end_turn", "tool-calls": "tool_use", "max-tokens": "ma
 
 def problem(body: Any) -> str | None:
     """Why `body` is not a Messages request, or None."""
-    if not isinstance(body, Mapping):
-        return "malformed request: body is not a JSON object"
-    if not isinstance(body.get("messages"), list):
-        return "malformed request: `messages` must be a list"
-    return None
+    return field_problem(body, "messages", list, "a list")
 
 
 def _texts(content: Any) -> list[str]:
@@ -58,11 +55,6 @@ def view(body: Mapping[str, Any]) -> RequestView:
         if isinstance(message, Mapping):
             texts += _texts(message.get("content"))
     return RequestView(has_tools=bool(body.get("tools")), texts=tuple(texts))
-
-
-def wants_stream(body: Mapping[str, Any]) -> bool:
-    """Whether the client asked for SSE."""
-    return bool(body.get("stream"))
 
 
 def _event(data: dict[str, Any]) -> bytes:

@@ -13,7 +13,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.fakellm.script import Chunk, RequestView
-from parity.fakellm.wire import FAILED_KINDS, Wire, assemble, finish_of, openai_error, sse
+from parity.fakellm.wire import (
+    FAILED_KINDS,
+    Wire,
+    assemble,
+    field_problem,
+    finish_of,
+    openai_error,
+    sse,
+)
 
 _FINISH_REASONS = {"stop": "stop", "tool-calls": "tool_calls", "max-tokens": "length"}
 
@@ -22,11 +30,7 @@ DONE = sse("[DONE]")
 
 def problem(body: Any) -> str | None:
     """Why `body` is not a chat-completions request, or None."""
-    if not isinstance(body, Mapping):
-        return "malformed request: body is not a JSON object"
-    if not isinstance(body.get("messages"), list):
-        return "malformed request: `messages` must be a list"
-    return None
+    return field_problem(body, "messages", list, "a list")
 
 
 def _texts(content: Any) -> list[str]:
@@ -45,11 +49,6 @@ def view(body: Mapping[str, Any]) -> RequestView:
             texts += _texts(message.get("content"))
     has_tools = bool(body.get("tools") or body.get("functions"))
     return RequestView(has_tools=has_tools, texts=tuple(texts))
-
-
-def wants_stream(body: Mapping[str, Any]) -> bool:
-    """Whether the client asked for SSE."""
-    return bool(body.get("stream"))
 
 
 def usage_json(usage: Mapping[str, int]) -> dict[str, Any]:

@@ -14,16 +14,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.fakellm.script import Chunk, RequestView
-from parity.fakellm.wire import FAILED_KINDS, Wire, finish_of, sse
+from parity.fakellm.wire import FAILED_KINDS, Wire, field_problem, finish_of, sse
 
 
 def problem(body: Any) -> str | None:
     """Why `body` is not a Responses request, or None."""
-    if not isinstance(body, Mapping):
-        return "malformed request: body is not a JSON object"
-    if not isinstance(body.get("input"), str | list):
-        return "malformed request: `input` must be a string or a list"
-    return None
+    return field_problem(body, "input", (str, list), "a string or a list")
 
 
 def _texts(value: Any) -> list[str]:

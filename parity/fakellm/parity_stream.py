@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from parity.fakellm.script import Chunk, RequestView
-from parity.fakellm.wire import Wire, ndjson
+from parity.fakellm.wire import Wire, field_problem, ndjson
 from parity.scenario import Tool
 
 PROTOCOL = "parity-stream/1"
@@ -18,20 +18,12 @@ PROTOCOL = "parity-stream/1"
 
 def problem(body: Any) -> str | None:
     """Why `body` is not a canonical model request, or None."""
-    if not isinstance(body, Mapping):
-        return "malformed request: body is not a JSON object"
-    if not isinstance(body.get("messages"), list):
-        return "malformed request: `messages` must be a list"
-    return None
+    return field_problem(body, "messages", list, "a list")
 
 
 def tool_call_problem(body: Any) -> str | None:
     """Why `body` is not a `/tools/call` request, or None."""
-    if not isinstance(body, Mapping):
-        return "malformed request: body is not a JSON object"
-    if not isinstance(body.get("name"), str):
-        return "malformed request: `name` must be a string"
-    return None
+    return field_problem(body, "name", str, "a string")
 
 
 def view(body: Mapping[str, Any]) -> RequestView:

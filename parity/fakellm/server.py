@@ -13,22 +13,17 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from aiohttp import web
 
-from parity.fakellm import (
-    anthropic_messages,
-    openai_chat,
-    openai_responses,
-    parity_stream,
-    toolnames,
-)
+from parity.fakellm import parity_stream, toolnames
 from parity.fakellm.mcp_stdio import VIA_HEADER
+from parity.fakellm.providers import PROVIDERS, Call, Provider
 from parity.fakellm.script import Response, Script
-from parity.fakellm.wire import Wire, anthropic_error, assemble, openai_error
+from parity.fakellm.wire import Wire, assemble
 from parity.scenario import LlmEntry, Tool
 from parity.transcript import ModelRequest
 
@@ -91,13 +86,17 @@ class Run:
         return len(self._tasks)
 
     @contextmanager
-    def tracking(self) -> Iterator[None]:
-        """Register the current handler task so `close` can end it."""
+    def answering(self, rec: ModelRequest) -> Iterator[None]:
+        """Around an answer that takes time: registers the handler task so `close`
+        can end it, and records how it ended early (client abort or run closing)."""
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
         try:
             yield
+        except asyncio.CancelledError:
+            self.interrupted(rec)
+            raise
         finally:
             if task is not None:
                 self._tasks.discard(task)
@@ -153,9 +152,8 @@ class FakeLLM:
         app.router.add_get("/runs/{run}/catalog", self._catalog)
         app.router.add_post("/runs/{run}/stream", self._parity_stream)
         app.router.add_post("/runs/{run}/tools/call", self._tool_call)
-        app.router.add_post("/runs/{run}/v1/chat/completions", self._chat)
-        app.router.add_post("/runs/{run}/v1/responses", self._responses)
-        app.router.add_post("/runs/{run}/v1/messages", self._messages)
+        for path, spec in PROVIDERS.items():
+            app.router.add_post(f"/runs/{{run}}{path}", self._provider(spec))
         app.router.add_get("/runs/{run}/v1/models", self._models)
         app.router.add_route("*", "/runs/{run}/{tail:.*}", self._other)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
@@ -256,7 +254,7 @@ class FakeLLM:
         response = web.StreamResponse(
             status=200, headers={"Content-Type": content_type, "Cache-Control": "no-cache"}
         )
-        with run.tracking():
+        with run.answering(rec):
             try:
                 await response.prepare(request)
                 if wire.head:
@@ -269,24 +267,9 @@ class FakeLLM:
                 if reply.hang:
                     await _hold()
                 await response.write_eof()
-            except asyncio.CancelledError:
-                run.interrupted(rec)
-                raise
-            except ConnectionError:
+            except ConnectionError:  # the client left between two writes
                 run.interrupted(rec)
         return response
-
-    async def _pause_whole(self, run: Run, rec: ModelRequest, reply: Response) -> None:
-        """Delay and hang for a non-streaming answer; False when it was interrupted."""
-        with run.tracking():
-            try:
-                if reply.delay:
-                    await asyncio.sleep(reply.delay * len(reply.chunks))
-                if reply.hang:
-                    await _hold()
-            except asyncio.CancelledError:
-                run.interrupted(rec)
-                raise
 
     async def _parity_stream(self, request: web.Request) -> web.StreamResponse:
         run, rec = await self._start(request, "parity-stream")
@@ -297,100 +280,46 @@ class FakeLLM:
         wire = parity_stream.render(chunks)
         return await self._stream(request, run, rec, reply, wire, "application/x-ndjson")
 
-    async def _chat(self, request: web.Request) -> web.StreamResponse:
-        run, rec = await self._start(request, "openai-chat")
-        reply = self._answer(run, rec, openai_chat.view, openai_chat.problem(rec.body))
-        if isinstance(reply, str):
-            return self._refuse(rec, reply, openai_error(reply, "PARITY_PROTOCOL", 409))
-        if (failed := self._failed_before(rec, reply, whole=False)) is not None:
-            return _json(rec.status, openai_error(*failed))
-        ident, model = f"chatcmpl-{rec.seq}", str(rec.body.get("model", "mock"))
-        chunks, _ = toolnames.rename(reply.chunks, toolnames.offered_chat(rec.body))
-        if openai_chat.wants_stream(rec.body):
-            options = rec.body.get("stream_options") or {}
-            include = bool(isinstance(options, Mapping) and options.get("include_usage"))
-            wire = openai_chat.render_stream(
-                chunks, ident=ident, model=model, include_usage=include
-            )
-            return await self._stream(request, run, rec, reply, wire, "text/event-stream")
-        await self._pause_whole(run, rec, reply)
-        if (failed := self._failed_before(rec, reply, whole=True)) is not None:
-            return _json(rec.status, openai_error(*failed))
-        return _json(200, openai_chat.render_full(chunks, ident=ident, model=model))
+    def _provider(self, spec: Provider) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        """The handler of one provider dialect (see `providers.PROVIDERS`)."""
 
-    async def _responses(self, request: web.Request) -> web.StreamResponse:
-        run, rec = await self._start(request, "openai-responses")
-        reply = self._answer(run, rec, openai_responses.view, openai_responses.problem(rec.body))
-        if isinstance(reply, str):
-            return self._refuse(rec, reply, openai_error(reply, "PARITY_PROTOCOL", 409))
-        if (failed := self._failed_before(rec, reply, whole=False)) is not None:
-            return _json(rec.status, openai_error(*failed))
-        ident, model = f"resp_{rec.seq}", str(rec.body.get("model", "mock"))
-        chunks, spaces = toolnames.rename(reply.chunks, toolnames.offered_responses(rec.body))
-        if rec.body.get("stream"):
-            wire = openai_responses.render(chunks, ident=ident, model=model, namespaces=spaces)
-            return await self._stream(request, run, rec, reply, wire, "text/event-stream")
-        await self._pause_whole(run, rec, reply)
-        if (failed := self._failed_before(rec, reply, whole=True)) is not None:
-            return _json(rec.status, openai_error(*failed))
-        full = openai_responses.render_full(chunks, ident=ident, model=model, namespaces=spaces)
-        return _json(200, full)
+        async def handle(request: web.Request) -> web.StreamResponse:
+            run, rec = await self._start(request, spec.dialect)
+            reply = self._answer(run, rec, spec.view, spec.problem(rec.body))
+            if isinstance(reply, str):
+                return self._refuse(rec, reply, spec.error(reply, "PARITY_PROTOCOL", 409))
+            chunks, spaces = toolnames.rename(reply.chunks, spec.offered(rec.body))
+            model = str(rec.body.get("model", "mock"))
+            call = Call(f"{spec.id_prefix}{rec.seq}", model, rec.body, spaces)
+            if reply.error_status is None:
+                if rec.body.get("stream"):
+                    wire = spec.stream(chunks, call)
+                    return await self._stream(request, run, rec, reply, wire, "text/event-stream")
+                with run.answering(rec):  # a whole answer takes as long as its stream would
+                    await asyncio.sleep(reply.delay * len(reply.chunks))
+                    if reply.hang:
+                        await _hold()
+            failure = assemble(reply.chunks).failure
+            if failure is not None:
+                # before the stream, or mid-stream in a non-streaming request: HTTP error
+                rec.status = int(reply.error_status or failure.get("status") or 500)
+                message = str(failure.get("message", "provider error"))
+                code = str(failure.get("code", "PROVIDER_ERROR"))
+                return _json(rec.status, spec.error(message, code, rec.status))
+            return _json(200, spec.whole(chunks, call))
 
-    async def _messages(self, request: web.Request) -> web.StreamResponse:
-        run, rec = await self._start(request, "anthropic-messages")
-        reply = self._answer(
-            run, rec, anthropic_messages.view, anthropic_messages.problem(rec.body)
-        )
-        if isinstance(reply, str):
-            return self._refuse(rec, reply, anthropic_error(reply, 409))
-        if (failed := self._failed_before(rec, reply, whole=False)) is not None:
-            return _json(rec.status, anthropic_error(failed[0], rec.status))
-        ident, model = f"msg_{rec.seq}", str(rec.body.get("model", "mock"))
-        chunks, _ = toolnames.rename(reply.chunks, toolnames.offered_flat(rec.body))
-        if anthropic_messages.wants_stream(rec.body):
-            wire = anthropic_messages.render_stream(chunks, ident=ident, model=model)
-            return await self._stream(request, run, rec, reply, wire, "text/event-stream")
-        await self._pause_whole(run, rec, reply)
-        if (failed := self._failed_before(rec, reply, whole=True)) is not None:
-            return _json(rec.status, anthropic_error(failed[0], rec.status))
-        return _json(200, anthropic_messages.render_full(chunks, ident=ident, model=model))
-
-    @staticmethod
-    def _failed_before(
-        rec: ModelRequest, reply: Response, *, whole: bool
-    ) -> tuple[str, str, int] | None:
-        """(message, code, status) when a provider dialect must answer with an HTTP error.
-
-        A failure before the stream always does; a mid-stream failure does only for a
-        non-streaming request (`whole`), which has no stream to fail in.
-        """
-        if reply.error_status is None and not whole:
-            return None
-        failure = assemble(reply.chunks).failure
-        if failure is None:
-            return None
-        status = int(reply.error_status or failure.get("status") or 500)
-        rec.status = status
-        message = str(failure.get("message", "provider error"))
-        return message, str(failure.get("code", "PROVIDER_ERROR")), status
+        return handle
 
     async def _tool_call(self, request: web.Request) -> web.StreamResponse:
         via = "mcp" if request.headers.get(VIA_HEADER) == "mcp" else "parity-stream"
         run, rec = await self._start(request, via)
         why = parity_stream.tool_call_problem(rec.body)
-        tool = run.tools.get(rec.body["name"]) if why is None else None
-        if why is None and tool is None:
-            why = f"unknown tool: {rec.body['name']}"
-        if why is not None or tool is None:
-            problem = why or "unknown tool"
-            return self._refuse(rec, problem, parity_stream.protocol_error(problem, rec.body))
-        with run.tracking():
-            try:
-                if tool.delay_ms:
-                    await asyncio.sleep(tool.delay_ms / 1000.0)
-                if tool.hang:
-                    await _hold()
-            except asyncio.CancelledError:
-                run.interrupted(rec)
-                raise
+        tool = None if why else run.tools.get(rec.body["name"])
+        if tool is None:
+            why = why or f"unknown tool: {rec.body['name']}"
+            return self._refuse(rec, why, parity_stream.protocol_error(why, rec.body))
+        with run.answering(rec):
+            await asyncio.sleep(tool.delay_ms / 1000.0)
+            if tool.hang:
+                await _hold()
         return _json(200, parity_stream.tool_result(tool))

@@ -40,6 +40,15 @@ def ndjson(value: Any) -> bytes:
     return (dumps(value) + "\n").encode()
 
 
+def field_problem(body: Any, key: str, kinds: type | tuple[type, ...], what: str) -> str | None:
+    """Why `body` is not a JSON object whose `key` is of `kinds` (described as `what`)."""
+    if not isinstance(body, Mapping):
+        return "malformed request: body is not a JSON object"
+    if not isinstance(body.get(key), kinds):
+        return f"malformed request: `{key}` must be {what}"
+    return None
+
+
 def find_usage(chunks: Iterable[Chunk]) -> dict[str, int] | None:
     """The usage counts of the first `usage` chunk, if any."""
     for chunk in chunks:
