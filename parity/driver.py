@@ -467,6 +467,9 @@ class _Run:
         self.counters: dict[str, int] = {}
         self.problem_counts: dict[str, int] = {}
         self.marks: dict[int, int] = {}
+        self.steps_done = 0
+        self.current = 0
+        """Index in `transcript.steps` of the top-level step being run."""
         self._tick = asyncio.Event()
         self.terminals = _Terminals(self)
 
@@ -681,15 +684,17 @@ class _Run:
 
     # -- steps --
 
-    async def run_steps(self, steps: list[Step]) -> int:
-        """Run `steps` in order; returns how many ran before a problem stopped them."""
+    async def run_steps(self, steps: list[Step]) -> None:
+        """Run the scenario's steps in order until one has a problem that stops the
+        run; `steps_done` counts those that completed."""
         mark = len(self.transcript.frames)
-        for done, step in enumerate(steps):
+        for step in steps:
+            self.current = len(self.transcript.steps)
             try:
                 mark = await self.run_step(step, since=mark)
             except _StepProblem:
-                return done
-        return len(steps)
+                return
+            self.steps_done += 1
 
     async def run_step(self, step: Step, since: int) -> int:
         """Run one step and record it; returns the seq from which the next step in the
@@ -1183,11 +1188,10 @@ async def _play(run: _Run) -> None:
         except ScriptError as exc:
             transcript.problems.append(str(exc))
             return
-        done = 0  # scenario steps that completed; the next one (if any) stopped the run
         try:
             async with asyncio.timeout(run.timeouts["run"]):
                 await run.start()
-                done = await run.run_steps(run.scenario.steps)
+                await run.run_steps(run.scenario.steps)
         except _StepProblem as exc:
             transcript.problems.append(str(exc))  # only start() raises it out of run_steps
         except TimeoutError:
@@ -1196,10 +1200,9 @@ async def _play(run: _Run) -> None:
                 if record.problem == INTERRUPTED:
                     record.problem = f"{text} during {record.label}"
             transcript.problems.append(text)
-            done = sum(1 for r in transcript.steps if r.problem is None)
-        if done < len(run.scenario.steps) and transcript.steps:
-            last = transcript.steps[-1]
-            later = len(run.scenario.steps) - done - 1
+        if run.steps_done < len(run.scenario.steps) and transcript.steps:
+            last = transcript.steps[run.current]
+            later = len(run.scenario.steps) - run.steps_done - 1
             transcript.problems.append(
                 f"run stopped at step {last.index} ({last.label}); {later} later step(s) not run"
             )

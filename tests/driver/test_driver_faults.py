@@ -190,6 +190,28 @@ async def test_missing_binary_is_a_clear_problem() -> None:
     assert "No such file or directory" in t.problems[0]
 
 
+async def test_run_timeout_inside_parallel_counts_scenario_steps() -> None:
+    hang = st("prompt", session="s1", text="go")
+    block = st("parallel", {"steps": [hang, st("wait", ms=5)]})
+    t = await run(
+        [*BASIC, st("wait", ms=1), block, st("list_sessions")],
+        "hangs_mid_prompt",
+        timeouts={"run": 0.8, "response": 30},
+    )
+    assert [s.kind for s in t.steps] == [
+        "initialize",
+        "new_session",
+        "wait",
+        "parallel",
+        "prompt",
+        "wait",
+    ]
+    assert t.steps[4].problem == 'run timeout (0.8 s) reached during prompt s1 "go"'
+    assert t.steps[3].problem == "run timeout (0.8 s) reached during parallel"
+    assert t.steps[5].problem is None
+    assert t.problems[-1] == "run stopped at step 3 (parallel); 1 later step(s) not run"
+
+
 async def test_run_timeout_names_the_step_it_interrupted() -> None:
     t = await run(PROMPT, "hangs_mid_prompt", timeouts={"run": 0.6, "response": 30})
     assert t.steps[2].problem == 'run timeout (0.6 s) reached during prompt s1 "go"'
