@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
-from frontend.project import TEXT_SCENARIO, Project, mini_target
+from frontend.project import TEXT_SCENARIO, Project, child_env, mini_target
 
 SINGLE = TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini]")
 
@@ -188,3 +190,28 @@ def test_an_undeclared_target_fails_instead_of_skipping(project: Project) -> Non
     assert done.returncode == 1
     assert "scenarios/demo/text.yaml::mni-b FAILED" in done.stdout
     assert "target 'mni-b' is not declared (known: " in done.stdout
+
+
+def test_snapshot_update_keeps_the_recording_of_a_target_that_cannot_run(
+    project: Project,
+) -> None:
+    """Plain `pytest --snapshot-update` (testpaths, no path arguments) must not take
+    the snapshot of a skipped target for an unused one."""
+    project.write(
+        "scenarios/demo/text.yaml",
+        TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [ghost, mini]"),
+    )
+    project.write("pytest.ini", "[pytest]\ntestpaths = scenarios\n")
+    recording = project.write("snapshots/demo/text/ghost.yaml", "steps: []\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "parity.plugin", "--snapshot-update", "-q"],
+        cwd=project.root,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert recording.exists(), done.stdout
+    assert "unused" not in done.stdout and "deleted" not in done.stdout
+    assert "1 ran against a recording" in done.stdout  # and parity used it
