@@ -8,7 +8,6 @@ start-up never pays for importing `jsonschema`. Everything except `load_file` is
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,6 +317,8 @@ def load_file(path: Path | None, home: Path) -> Config:
     """Read and validate a TOML file (or the defaults when `path` is None)."""
     if path is None:
         return build({}, home)
+    import tomllib  # only when a file is given: start-up without one stays lean
+
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
