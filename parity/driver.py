@@ -668,8 +668,11 @@ class _Run:
             conn.pending.pop(_id_key(msg["id"]), None)
         record.response = reply.message
         self.marks[record.index] = reply.frame.seq + 1
-        if msg.get("method") == "initialize":
+        if msg.get("method") == "initialize" and not conn.initialized:
             conn.initialized = True
+            # Spawn to first initialize answer, per process (a restart adds one).
+            key = "startup" if conn.index == 0 else f"startup.{conn.index}"
+            self.transcript.timings[key] = self.now() - conn.spawned_at
         return reply.message
 
     async def notify(self, record: StepRecord, method: str, params: Any) -> None:

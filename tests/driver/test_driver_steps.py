@@ -39,7 +39,8 @@ async def test_text_turn_is_recorded_frame_by_frame() -> None:
     (proc,) = t.processes
     assert (proc.exit_code, proc.signal, proc.stopped_by) == (0, None, "eof")
     assert set(t.paths) == {"workdir", "home", "tmp"}
-    assert {"run", "teardown"} <= set(t.timings)
+    assert set(t.timings) == {"startup", "run", "teardown"}
+    assert 0 < t.timings["startup"] <= t.frames[1].t < t.timings["run"]
 
 
 async def test_run_dir_is_removed_unless_kept() -> None:
@@ -400,6 +401,7 @@ async def test_restart_starts_a_fresh_process_with_the_same_dirs() -> None:
     assert {f.process for f in t.frames[: t.steps[3].frames[0]]} == {0}
     assert {t.frames[i].process for i in t.steps[3].frames} == {1}
     assert t.steps[4].response["result"] == {"sessions": []}
+    assert {"startup", "startup.1"} <= set(t.timings)
 
 
 async def test_wait_ms() -> None:
