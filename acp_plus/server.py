@@ -638,16 +638,27 @@ def kill_descendants() -> None:
 
 
 async def run_stdio(config: Config) -> None:
-    """Serve ACP on stdin/stdout until stdin reaches EOF, then tear down within 2 s."""
+    """Serve ACP on stdin/stdout until stdin reaches EOF (or SIGTERM/SIGHUP/SIGINT), then
+    tear down within 2 s, leaving no child process behind."""
     reader, sink = await open_stdio()
     server = Server(config)
     conn = Connection(reader, sink, server.on_request, server.on_notification)
     server.attach(conn)
     server.warn_unbuilt_flags()
     server.prefetch()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        # A signal is the harness's (or the user's) second way to say "stop": run the
+        # same teardown as stdin EOF instead of dying with children still running.
+        loop.add_signal_handler(signum, stop.set)
+    serving = loop.create_task(conn.serve())
+    stopping = loop.create_task(stop.wait())
     try:
-        await conn.serve()
+        await asyncio.wait({serving, stopping}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        for task in (serving, stopping):
+            task.cancel()
         await server.dispose()
         await conn.finish(timeout=0.2)
         kill_descendants()

@@ -285,8 +285,9 @@ def _processes_with(marker: str) -> list[int]:
     return found
 
 
-async def test_stdin_eof_quiesces_within_2s_leaving_no_child(world: WorldFactory) -> None:
-    marker = "41.73"
+@pytest.mark.parametrize("stop", ["stdin-eof", "sigterm"])
+async def test_teardown_within_2s_leaving_no_child(world: WorldFactory, stop: str) -> None:
+    marker = "41.73" if stop == "stdin-eof" else "41.79"
     w = world(
         llm=[
             {
@@ -311,8 +312,11 @@ async def test_stdin_eof_quiesces_within_2s_leaving_no_child(world: WorldFactory
         )
         await wait_for(lambda: len(_processes_with(marker)) >= 2)
         started = time.monotonic()
-        assert agent.process.stdin is not None
-        agent.process.stdin.close()
+        if stop == "sigterm":
+            agent.process.send_signal(signal.SIGTERM)
+        else:
+            assert agent.process.stdin is not None
+            agent.process.stdin.close()
         status = await asyncio.wait_for(agent.process.wait(), 5)
         elapsed = time.monotonic() - started
     assert status == 0
