@@ -222,7 +222,11 @@ class AgentProcess:
                 self.stdin.close()
             if await self.wait_exit(ladder.eof):
                 self.record.stopped_by = "eof"
-            elif _kill_group(self.pid, signal.SIGTERM) and await self.wait_exit(ladder.term):
+            elif not _kill_group(self.pid, signal.SIGTERM):
+                # The group vanished just now: it did end on EOF, only late.
+                await self.wait_exit(ladder.term)
+                self.record.stopped_by = "eof"
+            elif await self.wait_exit(ladder.term):
                 self.record.stopped_by = "sigterm"
             else:
                 _kill_group(self.pid, signal.SIGKILL)
