@@ -197,16 +197,25 @@ class BashTool:
             if isinstance(timeout, int | float)
             else DEFAULT_TIMEOUT
         )
-        proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            command,
-            cwd=ctx.cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,  # its own group, so a kill reaches its children too
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                cwd=ctx.cwd,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,  # its own group, so a kill reaches its children too
+            )
         )
+        try:
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            # The child may already be running: get its handle so it can be killed.
+            with contextlib.suppress(Exception):
+                await _kill_group(await spawn)
+            raise
         try:
             out, _ = await asyncio.wait_for(_read_capped(proc), timeout=limit)
         except TimeoutError:
