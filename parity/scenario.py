@@ -536,6 +536,10 @@ def _translate_alternatives(error: jsonschema.ValidationError, path: KeyPath) ->
     if isinstance(instance, dict) and len(fits) > 1:
         keyed = [i for i in fits if set(branches[i].get("required", ())) <= set(instance)]
         keyed = [i for i in keyed if branches[i].get("required")] or keyed
+        clashing = [k for i in keyed for k in branches[i].get("required", ())]
+        if len(keyed) > 1 and clashing:
+            names = ", ".join(repr(k) for k in clashing)
+            return [(path, f"give only one of the keys {names}", "", False)]
         if keyed:
             fits = keyed
         else:

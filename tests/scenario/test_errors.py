@@ -158,6 +158,16 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
         [(5, 13, "steps[2].prompt", "needs one of the keys 'text' or 'content'")],
     ),
     (
+        "two alternatives at once",
+        HEAD + "  - wait: {ms: 5, update: tool_call}\n",
+        [(5, 11, "steps[2].wait", "give only one of the keys 'ms', 'update'")],
+    ),
+    (
+        "no alternative at all",
+        HEAD + "  - wait: {}\n",
+        [(5, 11, "steps[2].wait", "needs one of the keys 'ms' or 'update'")],
+    ),
+    (
         "prompt with both",
         HEAD + "  - prompt: {session: s1, text: a, content: []}\n",
         [(5, 45, "steps[2].prompt.content", "give `text` or `content`, not both")],
