@@ -15,6 +15,7 @@ import fcntl
 import itertools
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +150,12 @@ class Runner:
             )
         finally:
             fake.close_run(run_id)
+        # Machine- and process-specific values that reach the wire (the fake's URL with
+        # its port and run id, e.g. in an MCP server entry; the interpreter and checkout
+        # paths) are masked like the run's directories, so snapshots are reproducible.
+        transcript.paths.setdefault("llm", run.base_url)
+        transcript.paths.setdefault("python", sys.executable)
+        transcript.paths.setdefault("repo", str(self.config.root))
         return transcript
 
     def result(self, scenario: Scenario, target: str) -> RunResult:

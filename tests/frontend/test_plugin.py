@@ -215,3 +215,23 @@ def test_snapshot_update_keeps_the_recording_of_a_target_that_cannot_run(
     assert recording.exists(), done.stdout
     assert "unused" not in done.stdout and "deleted" not in done.stdout
     assert "1 ran against a recording" in done.stdout  # and parity used it
+
+
+def test_snapshots_hold_no_machine_or_process_specific_values(project: Project) -> None:
+    """An MCP fixture-tool entry carries the fake's URL (port, run id) and the
+    interpreter's path; the snapshot must hold placeholders, so a second run in a new
+    process (another port, other run ids) matches it."""
+    project.write(
+        "parity.toml",
+        mini_target("mini").replace('fixture_tools = "stream"', 'fixture_tools = "mcp"'),
+    )
+    project.write(
+        "scenarios/demo/text.yaml",
+        SINGLE + "tools:\n  - name: echo\n    description: Echo.\n    result: ok\n",
+    )
+    assert project.parity("run").returncode == 0
+    text = project.snapshot("demo/text", "mini").read_text()
+    assert "- <llm>" in text and "command: <python>" in text
+    assert "127.0.0.1" not in text and sys.executable not in text
+    again = project.parity("run", ci=True)
+    assert again.returncode == 0, again.stdout
