@@ -179,11 +179,17 @@ class ParityServer:
             )
         chunks = entry["chunks"] if isinstance(entry, dict) else entry
         hang = isinstance(entry, dict) and entry.get("hang", False)
+        drop = isinstance(entry, dict) and entry.get("drop", False)
         resp = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await resp.prepare(request)
         try:
             for chunk in chunks:
                 await resp.write((json.dumps(chunk) + "\n").encode())
+            if drop:
+                # Cut the connection mid-response, as a crashing server would.
+                assert request.transport is not None
+                request.transport.abort()
+                return resp
             if hang:
                 self.hanging.set()
                 await _hold_until_disconnect(request)

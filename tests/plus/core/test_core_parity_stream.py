@@ -165,3 +165,15 @@ async def test_tools_call_round_trip_and_409(server: ParityServer) -> None:
     finally:
         await provider.aclose()
     assert server.requests[0].body == {"name": "echo", "callId": "call-1", "arguments": {"a": 1}}
+
+
+async def test_a_connection_cut_mid_stream_is_a_transport_failure(server: ParityServer) -> None:
+    server.script.append({**HANG_AFTER_PARTIAL, "hang": False, "drop": True})
+    provider = ParityStreamProvider(server.url)
+    try:
+        chunks = await _collect(provider, _request())
+    finally:
+        await provider.aclose()
+    assert chunks[-1]["type"] == "finish"
+    assert chunks[-1]["reason"]["kind"] == "error"
+    assert chunks[-1]["reason"]["failure"]["code"] == "TRANSPORT"

@@ -182,3 +182,30 @@ async def test_provider_failure_from_the_fake(fake: FakeLLM, tmp_path: Path) -> 
     assert reason["kind"] == "error"
     assert reason["error"]["message"] == "provider blew up"
     assert [e for e in seen if e["type"] == "assistant/message"] == []
+
+
+async def test_provider_failure_over_openai_chat(fake: FakeLLM, tmp_path: Path) -> None:
+    """A mid-stream error event makes the SDK raise; the turn fails, nothing commits."""
+    run = fake.open_run(
+        "chat-err",
+        llm=[{"text": "partial", "deltas": 7, "error": {"message": "provider blew up"}}],
+        tools=[],
+        catalog=DEFAULT_CATALOG,
+    )
+    chat = OpenAIChatProvider(
+        OpenAIChatConfig(
+            id="mock",
+            name="Mock",
+            base_url=f"{run.base_url}/v1",
+            api_key_env="FAKE_KEY",
+            models=tuple(DEFAULT_CATALOG["providers"][0]["models"]),
+            max_retries=0,
+        ),
+        environ={"FAKE_KEY": "any"},
+    )
+    _, seen, task = await _run_turn(chat, ToolRegistry(), tmp_path, "boom")
+    reason = await task
+    await chat.aclose()
+    assert reason["kind"] == "error"
+    assert "provider blew up" in reason["error"]["message"]
+    assert [e for e in seen if e["type"] == "assistant/message"] == []
