@@ -228,8 +228,11 @@ def fs_answer(req_id: Any, method: str, params: Any, workdir: Path) -> dict[str,
         content = params.get("content")
         if not isinstance(content, str):
             return jsonrpc.error(req_id, -32602, "Invalid params: content must be a string")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+        except OSError as exc:
+            return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
         return jsonrpc.result(req_id, {})
     try:
         text = path.read_text(encoding="utf-8")

@@ -116,3 +116,11 @@ def test_fs_answer_reads_lines_and_refuses_paths_outside(tmp_path: Path) -> None
     (tmp_path / "link").symlink_to("/etc")
     through_link = {"path": str(tmp_path / "link" / "hostname")}
     assert fs_answer(1, "fs/read_text_file", through_link, tmp_path)["error"]["code"] == -32602
+
+
+def test_fs_write_failure_is_an_internal_error(tmp_path: Path) -> None:
+    (tmp_path / "dir").mkdir()
+    params = {"path": str(tmp_path / "dir"), "content": "x"}
+    error = fs_answer(1, "fs/write_text_file", params, tmp_path)["error"]
+    assert error["code"] == -32603
+    assert error["message"].startswith("Internal error: [Errno 21] Is a directory")
