@@ -248,7 +248,7 @@ class Agent:
     # -- the loop ----------------------------------------------------------------------
 
     async def _loop(self, turn: int, route: Route) -> ev.TurnEndReason:
-        effort = route.effort
+        effort = route.effort or None  # "" is "provider default" in config options (§1.5)
         if effort is None:
             info = await self.providers.find_model(route.provider, route.model)
             reasoning = info.get("reasoning") if info else None

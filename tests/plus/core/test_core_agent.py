@@ -141,6 +141,12 @@ async def test_reasoning_tool_call_then_text(rig: Rig, server: ParityServer) -> 
     assert rig.asked == []  # approval "none" tools run directly
 
 
+async def test_empty_effort_means_the_model_default(rig: Rig, server: ParityServer) -> None:
+    server.script.append(text_response("x"))
+    await rig.agent.run_turn(GO, Route("mock", "mock", ""))
+    assert server.streams()[0].body["reasoningEffort"] == "high"
+
+
 async def test_max_tokens(rig: Rig, server: ParityServer) -> None:
     server.script.append(max_tokens_response("cut short"))
     reason = await rig.agent.run_turn([{"type": "text", "text": "keep going"}], ROUTE)
