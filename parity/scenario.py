@@ -14,7 +14,7 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -234,24 +234,32 @@ def build_scenario(text: str, path: Path, root: Path | None = None) -> Scenario:
     return _build(data, node, path, scenario_name(path, root), findings)
 
 
-def check_text(text: str, file: str) -> tuple[list[ScenarioError], Any, Node | None]:
+def check_text(
+    text: str, file: str, known_targets: Collection[str] | None = None
+) -> tuple[list[ScenarioError], Any, Node | None]:
     """Every finding for one file's text, sorted by position, with its data and node tree.
 
     Pure: parses YAML, applies the JSON Schema, then the cross-checks the schema cannot
-    express. Never raises for bad input.
+    express; with `known_targets`, every target named must be one of them. Never raises
+    for bad input.
     """
     node, data, findings = _parse(text, file)
     if node is None:
         return findings, data, node
     findings += _schema_findings(data, node, file)
-    findings += _cross_findings(data, node, file)
+    findings += _cross_findings(data, node, file, known_targets)
     findings.sort(key=lambda f: (f.line, f.column, f.severity, f.key, f.message))
     return _dedupe(findings), data, node
 
 
 def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
-    """Check files and directories (every `*.yaml` below them); all findings, in order."""
+    """Check files and directories (every `*.yaml` below them); all findings, in order.
+
+    Target names are checked against the target registry of each file's project (the
+    nearest directory with `parity.toml` or `pyproject.toml`).
+    """
     findings: list[ScenarioError] = []
+    registries: dict[Path, frozenset[str] | str] = {}
     for path in _expand(paths):
         if not path.is_file():
             findings.append(ScenarioError(str(path), 0, 0, "", "no such file or directory"))
@@ -261,8 +269,26 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
         except (OSError, UnicodeDecodeError) as exc:
             findings.append(ScenarioError(str(path), 0, 0, "", f"cannot read: {exc}"))
             continue
-        findings += check_text(text, str(path))[0]
+        registry = _registry(path, registries)
+        if isinstance(registry, str):  # the registry itself is broken: say so, check the rest
+            hint = "run `parity targets` for details"
+            findings.append(ScenarioError(str(path), 0, 0, "targets", registry, hint, "warning"))
+        known = registry if isinstance(registry, frozenset) else None
+        findings += check_text(text, str(path), known)[0]
     return findings
+
+
+def _registry(path: Path, cache: dict[Path, frozenset[str] | str]) -> frozenset[str] | str:
+    """Target names declared for `path`'s project, or why they cannot be read."""
+    from parity.targets import TargetConfigError, find_root, load_config  # harness layer
+
+    root = find_root(path.parent)
+    if root not in cache:
+        try:
+            cache[root] = frozenset(load_config(root).targets)
+        except (TargetConfigError, OSError) as exc:
+            cache[root] = f"cannot read the target registry: {exc}"
+    return cache[root]
 
 
 def validate_main(paths: list[str]) -> int:
@@ -677,10 +703,14 @@ class _Sink:
         return _locate(self.root, path).start_mark.line + 1
 
 
-def _cross_findings(data: Any, root: Node, file: str) -> list[ScenarioError]:
+def _cross_findings(
+    data: Any, root: Node, file: str, known_targets: Collection[str] | None
+) -> list[ScenarioError]:
     if not isinstance(data, dict):
         return []  # the schema reports a document that is not a mapping
     sink = _Sink(root, file)
+    if known_targets is not None:
+        _check_targets(data, sorted(known_targets), sink)
     _check_rules(data, sink)
     _check_tools(data, sink)
     _check_llm(data, sink)
@@ -714,6 +744,14 @@ def _selector_problem(selector: str) -> str | None:
     except ValueError as exc:
         return str(exc)
     return None
+
+
+def _check_targets(data: dict[str, Any], known: list[str], sink: _Sink) -> None:
+    targets = data.get("targets")
+    for i, target in enumerate(targets if isinstance(targets, list) else []):
+        if isinstance(target, str) and target not in known:
+            hint = _did_you_mean(target, known) or f"known targets: {', '.join(known)}"
+            sink.add(("targets", i), f"unknown target {target!r}", hint)
 
 
 def _check_rules(data: dict[str, Any], sink: _Sink) -> None:

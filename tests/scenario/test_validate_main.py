@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.scenario import validate_main
+from parity.scenario import validate_main, validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "description: fine\nsteps: [{initialize: {}}]\n"
@@ -84,3 +84,24 @@ def test_parity_validate_command_uses_it(tmp_path: Path) -> None:
     assert done.stdout.splitlines()[0] == (
         f"{bad}:3:5: steps[0]: unknown key 'promt' (did you mean 'prompt'?)"
     )
+
+
+def test_targets_are_checked_against_the_project_registry(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.parity.targets.mine]\nfamily = 'peer'\ndialect = 'openai-chat'\n"
+        "fixture_tools = 'mcp'\ncommand = ['true']\n"
+    )
+    path = tmp_path / "t.yaml"
+    path.write_text("description: d\ntargets: [native, plux, mine]\nsteps: [{initialize: {}}]\n")
+    assert [str(f) for f in validate_paths([path])] == [
+        f"{path}:2:19: targets[1]: unknown target 'plux' (did you mean 'plus'?)"
+    ]
+
+
+def test_a_broken_registry_is_a_warning_and_the_rest_is_still_checked(tmp_path: Path) -> None:
+    (tmp_path / "parity.toml").write_text("targets = 5\n")
+    path = tmp_path / "t.yaml"
+    path.write_text("description: d\ntargets: [plux]\nsteps: [{promt: {}}]\n")
+    found = validate_paths([path])
+    assert [(f.severity, f.key) for f in found] == [("warning", "targets"), ("error", "steps[0]")]
+    assert found[0].message.startswith("cannot read the target registry: ")
