@@ -389,9 +389,11 @@ class _Connection:
         return await self.send_text(jsonrpc.encode(message), message)
 
     async def send_text(self, text: str, message: Any = None, error: str | None = None) -> Frame:
-        frame = self.run.record_out(text, message, error, self.index)
+        """Record and write one line (the frame is recorded unless the agent is known to
+        be gone; a write that then fails still shows what was attempted)."""
         if self.eof.is_set() and self.agent.exited():
             raise _AgentGone()
+        frame = self.run.record_out(text, message, error, self.index)
         try:
             self.agent.stdin.write(text.encode("utf-8") + b"\n")
             await self.agent.stdin.drain()
