@@ -440,6 +440,9 @@ class _StepProblem(Exception):
 
 
 class _Run:
+    """One scenario run: the steps, the recording, the client's answers, and the
+    current agent process (`restart` replaces it)."""
+
     def __init__(
         self,
         scenario: Scenario,
