@@ -446,3 +446,33 @@ async def test_steered_content_joins_the_running_turn_at_the_next_step(
     assert [u["content"] for u in users] == [GO, steer]
     assert users[1]["turn"] == 1
     assert server.streams()[1].body["messages"][-1] == {"role": "user", "content": steer}
+
+
+async def test_cancel_while_an_approval_is_pending(rig: Rig, server: ParityServer) -> None:
+    server.catalog["tools"][0]["approval"] = "ask"
+    host = ParityStreamProvider(server.url)
+    rig.agent.tools = ToolRegistry(await fixture_tools(host))
+    pending = asyncio.Event()
+
+    async def never_answers(req: ApprovalRequest) -> ApprovalOutcome | None:
+        pending.set()
+        await asyncio.sleep(3600)
+        return None
+
+    rig.agent.approvals.responders.insert(0, never_answers)
+    server.script.append(_call_step("echo"))
+    turn = asyncio.create_task(rig.agent.run_turn(GO, ROUTE))
+    await asyncio.wait_for(pending.wait(), 5)
+    rig.agent.cancel()
+    assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    await host.aclose()
+    assert rig.types()[-5:] == [
+        "tool/call",
+        "approval/asked",
+        "approval/decided",
+        "tool/result",
+        "turn/end",
+    ]
+    assert rig.of("approval/decided")[0]["outcome"] == "cancelled"
+    assert rig.of("tool/result")[0]["isError"] is True
+    assert [r for r in server.requests if r.path == "/tools/call"] == []
