@@ -171,6 +171,7 @@ class Connection:
         self._pending: dict[tuple[str, JsonId], asyncio.Future[Any]] = {}
         self._active: dict[tuple[str, JsonId], RequestContext] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._eof = False
         self.closed = False
 
     # -- sending ------------------------------------------------------------------------
@@ -191,8 +192,9 @@ class Connection:
         await self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def request(self, method: str, params: Any) -> Any:
-        """Send a request and wait for its result; an error response raises `RpcError`."""
-        if self.closed:
+        """Send a request and wait for its result; an error response raises `RpcError`,
+        a peer that is gone (or goes before answering) raises `ConnectionClosed`."""
+        if self.closed or self._eof:
             raise ConnectionClosed(f"connection closed before {method}")
         msg_id = self._next_id
         self._next_id += 1
@@ -200,6 +202,8 @@ class Connection:
         self._pending[_id_key(msg_id)] = future
         try:
             await self._send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+            if self.closed:
+                raise ConnectionClosed(f"connection closed while sending {method}")
             return await future
         finally:
             self._pending.pop(_id_key(msg_id), None)
@@ -208,18 +212,22 @@ class Connection:
 
     async def serve(self) -> None:
         """Read until EOF; every line is handled, none can end the loop but EOF."""
-        buffer = b""
-        while True:
-            chunk = await self._reader.read(1 << 16)
-            if not chunk:
-                break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
+        partial: list[bytes] = []  # pieces of a line longer than one read
+        while chunk := await self._reader.read(1 << 16):
+            start = 0
+            while (end := chunk.find(b"\n", start)) != -1:
+                partial.append(chunk[start:end])
+                line = b"".join(partial)
+                partial.clear()
                 if line.strip():
                     self._receive(line)
-        if buffer.strip():
-            self._receive(buffer)
+                start = end + 1
+            if start < len(chunk):
+                partial.append(chunk[start:])
+        line = b"".join(partial)
+        if line.strip():
+            self._receive(line)
+        self._eof = True
         self._close_pending()
 
     def _receive(self, line: bytes) -> None:
