@@ -287,6 +287,8 @@ class _Connection:
         self.index = index
         self.spawned_at = spawned_at
         self.initialized = False
+        self.fresh = True
+        """No step has used this process yet (an initialize now gets the startup timeout)."""
         self.pending: dict[Any, asyncio.Future[_Reply]] = {}
         self.reported_exit = False
         self.eof = asyncio.Event()
@@ -394,6 +396,7 @@ class _Connection:
         if self.eof.is_set() and self.agent.exited():
             raise _AgentGone()
         frame = self.run.record_out(text, message, error, self.index)
+        self.fresh = False
         try:
             self.agent.stdin.write(text.encode("utf-8") + b"\n")
             await self.agent.stdin.drain()
@@ -658,8 +661,9 @@ class _Run:
         record.request = msg
         which = "response"
         timeout = self.timeouts["response"]
-        if not conn.initialized and msg.get("method") == "initialize":
-            # The startup timeout runs from spawn to the first initialize response.
+        if conn.fresh and msg.get("method") == "initialize":
+            # The startup timeout runs from spawn to the answer of an initialize that is
+            # the first thing the process is asked to do.
             which = "startup"
             timeout = max(self.timeouts["startup"] - (self.now() - conn.spawned_at), 0.0)
         try:
@@ -719,6 +723,9 @@ class _Run:
             t_start=self.now(),
         )
         self.transcript.steps.append(record)
+        if self.conn is not None and step.kind not in ("initialize", "restart", "parallel"):
+            # Time a step spends before initialize is the scenario's, not the agent's.
+            self.conn.fresh = False
         first = len(self.transcript.frames)
         try:
             await self._step(step, record, since)

@@ -177,6 +177,14 @@ async def test_startup_timeout_when_the_agent_never_answers_initialize() -> None
     assert group_members(t.processes[0].pid) == []
 
 
+async def test_startup_timeout_applies_only_to_an_initialize_sent_first() -> None:
+    steps = [st("wait", ms=400), st("initialize"), st("new_session", as_="s1")]
+    t = await run(steps, timeouts={"startup": 0.3, "response": 5})
+    assert [s.problem for s in t.steps] == [None, None, None]
+    t = await run([st("notify", method="x/hello"), st("initialize")], timeouts={"startup": 0.01})
+    assert t.steps[1].problem is None
+
+
 async def test_missing_binary_is_a_clear_problem() -> None:
     t = await run_scenario(
         scenario(BASIC),
