@@ -184,8 +184,14 @@ class _Checker:
         self.out.append(Finding(kind, step, seq, message))
 
     def run(self) -> list[Finding]:
+        process = 0
         for f in self.t.frames:
             msg = f.message
+            if f.process != process:
+                # A restarted agent answers nothing the previous process was asked.
+                process = f.process
+                self.pending.clear()
+                self.answered.clear()
             if f.direction == "out":
                 self.outbound(msg)
                 continue

@@ -347,3 +347,24 @@ def test_findings_load_the_cached_schema_by_default() -> None:
     fetch()
     t = transcript(*handshake(), prompt_turn(stop="finished"))
     assert [f.kind for f in findings(t, NO_CAPS)] == ["schema"]
+
+
+def test_a_restart_forgets_what_the_old_process_was_asked(index: SchemaIndex) -> None:
+    hung = [("out", rpc(id=3, method="session/prompt", params={"sessionId": S1, "prompt": []}))]
+    t = transcript(
+        *handshake(),
+        prompt_turn(),
+        hung,
+        [
+            ("out", rpc(id=4, method="session/resume", params={"sessionId": S1, "cwd": "/w"})),
+            ("in", rpc(id=4, result={})),
+            update(text("after the resume")),
+            ("in", rpc(id=3, result={"stopReason": "end_turn"})),
+        ],
+    )
+    for f in t.frames[t.steps[4].frames[0] :]:
+        f.process = 1
+    found = findings(t, NO_CAPS, schema=index)
+    # The hung prompt died with process 0, so nothing about sess-1 is in flight any
+    # more: the update is late, and a response to id 3 answers nothing.
+    assert [f.kind for f in found] == ["late_update", "unknown_response"]
