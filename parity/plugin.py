@@ -58,7 +58,9 @@ class State:
     """Collected scenario name -> its targets (for unused-snapshot detection)."""
     whole_suite: bool = False
     """The scenarios directory itself was collected (so orphan directories count)."""
-    _runner: Any = None
+    invalid: list[str] = field(default_factory=list)
+    """Scenario files that did not validate (their items failed)."""
+    _runner: Runner | None = None
 
     @property
     def runner(self) -> Runner:
@@ -67,8 +69,7 @@ class State:
             from parity.runner import Runner
 
             self._runner = Runner(self.config, self.cache_dir)
-        runner: Runner = self._runner
-        return runner
+        return self._runner
 
 
 STATE = pytest.StashKey[State]()
@@ -178,7 +179,7 @@ def pytest_collection_modifyitems(
         return
     keep, drop = [], []
     for item in items:
-        if isinstance(item, ScenarioItem) and not item.selected(state.select):
+        if isinstance(item, ScenarioItem) and item.target not in state.select:
             drop.append(item)
         else:
             keep.append(item)
@@ -231,6 +232,7 @@ class InvalidScenarioItem(pytest.Item):
         self.message = message
 
     def runtest(self) -> None:
+        self.user_properties.append(("parity_invalid", str(self.path)))
         raise ScenarioFailure(f"invalid scenario file:\n{self.message}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
@@ -267,9 +269,6 @@ class ScenarioItem(pytest.Item):
     @property
     def state(self) -> State:
         return self.config.stash[STATE]
-
-    def selected(self, select: set[str]) -> bool:
-        return self.target in select
 
     reference = ""
     """Parity items: the scenario's first target."""
@@ -477,10 +476,13 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Collect scenario outcomes (on the xdist controller they arrive from workers)."""
     if report.when == "teardown":
         return
+    state = _state_of(report)
+    for key, value in report.user_properties:
+        if key == "parity_invalid" and state is not None and value not in state.invalid:
+            state.invalid.append(str(value))
     outcome = Outcome.from_properties(report.user_properties)
     if outcome is None:
         return
-    state = _state_of(report)
     if state is not None and outcome not in state.outcomes:
         state.outcomes.append(outcome)
 
@@ -495,6 +497,25 @@ def _state_of(_: object) -> State | None:
 @pytest.hookimpl(trylast=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
     _CONFIG[:] = [session.config]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """xdist worker: hand what this worker collected to the controller, which collects
+    nothing itself but reports unused snapshots."""
+    output: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+    state = session.config.stash.get(STATE, None)
+    if output is not None and state is not None:
+        output["parity_scenarios"] = state.scenarios
+        output["parity_whole_suite"] = state.whole_suite
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """xdist controller: merge a finished worker's collection (see pytest_sessionfinish)."""
+    output = getattr(node, "workeroutput", None) or {}
+    state = node.config.stash[STATE]
+    state.scenarios.update(output.get("parity_scenarios", {}))
+    state.whole_suite = state.whole_suite or bool(output.get("parity_whole_suite"))
 
 
 def unused_snapshots(state: State) -> list[Path]:
@@ -518,7 +539,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if hasattr(config, "workerinput"):
         return
     state = config.stash.get(STATE, None)
-    if state is None or not state.outcomes:
+    if state is None or not (state.outcomes or state.invalid):
         return  # nothing ran (e.g. --collect-only, or no scenario selected)
     write = terminalreporter.write_line
     terminalreporter.write_sep("=", "parity summary")
@@ -528,6 +549,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     write(rpt.counts_line(state.outcomes))
     for line in rpt.parity_notes(state.outcomes):
         write(line)
+    if state.invalid:
+        write(f"{len(state.invalid)} scenario file(s) invalid (not run):")
+        for name in sorted(state.invalid):
+            write(f"  {os.path.relpath(name, config.invocation_params.dir)}")
     unused = unused_snapshots(state)
     if unused:
         delete = bool(config.option.update_snapshots)

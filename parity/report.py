@@ -69,10 +69,10 @@ def summary_table(outcomes: Sequence[Outcome]) -> list[str]:
     if not outcomes:
         return ["no scenario items ran"]
     scenarios = sorted({o.scenario for o in outcomes})
-    # References first (each scenario's parity reference), then the others, each in
-    # order of first appearance.
-    refs = [o.reference for o in outcomes if o.reference]
-    targets = list(dict.fromkeys([*refs, *(o.target for o in outcomes)]))
+    # Parity references first, then the other targets; each group sorted, so the table
+    # does not depend on the order results arrived in (xdist).
+    refs = sorted({o.reference for o in outcomes if o.reference})
+    targets = refs + sorted({o.target for o in outcomes} - set(refs))
     own = {(o.scenario, o.target): o.status for o in outcomes if o.kind == "target"}
     pairs = {(o.scenario, o.target): o for o in outcomes if o.kind == "parity"}
     header = ["scenario", *targets]

@@ -17,6 +17,8 @@ from syrupy.data import SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
+from parity.scenario import scenario_name
+
 SUFFIX = ".yaml"
 
 
@@ -70,15 +72,6 @@ def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
         return None
 
 
-def scenario_name_for(path: Path, scenarios_dir: Path) -> str:
-    """`scenarios/baseline/text-turn.yaml` -> `baseline/text-turn` (posix separators)."""
-    try:
-        rel = path.resolve().relative_to(scenarios_dir.resolve())
-    except ValueError:
-        rel = Path(path.name)
-    return rel.with_suffix("").as_posix()
-
-
 class ParitySnapshotExtension(SingleFileSnapshotExtension):
     """syrupy extension storing a scenario item's view at `<snapshots>/<scenario>/<target>.yaml`.
 
@@ -97,7 +90,7 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
-        name = scenario_name_for(Path(test_location.filepath), cls.scenarios_dir)
+        name = scenario_name(Path(test_location.filepath), cls.scenarios_dir)
         return str(cls.snapshots_dir / name)
 
     @classmethod

@@ -58,6 +58,7 @@ def test_an_invalid_scenario_is_one_failing_item_listing_file_line_errors(
     assert "scenarios/demo/broken.yaml::validate FAILED" in done.stdout
     assert re.search(r"broken\.yaml:3:\d+: ", done.stdout), done.stdout
     assert "Traceback" not in done.stdout and "plugin.py" not in done.stdout
+    assert "1 scenario file(s) invalid (not run):\n  scenarios/demo/broken.yaml" in done.stdout
 
 
 def test_unavailable_target_skips_with_its_reason_and_the_summary_says_so(
@@ -144,6 +145,7 @@ def test_xdist_workers_share_runs_and_junit_xml_is_written(project: Project) -> 
     for i in range(3):
         project.write(f"scenarios/demo/t{i}.yaml", TEXT_SCENARIO)
     project.root.joinpath("scenarios/demo/text.yaml").unlink()
+    stale = project.write("snapshots/demo/t0/retired.yaml", "steps: []\n")
     junit = project.root / "out.xml"
     done = project.parity("run", "-n", "2", "--", f"--junitxml={junit}")
     # 3 scenarios x 2 targets: each pair ran exactly once, although the parity items
@@ -154,6 +156,9 @@ def test_xdist_workers_share_runs_and_junit_xml_is_written(project: Project) -> 
     assert names.count("mini") == 3 and names.count("parity[mini-b~mini]") == 3
     assert done.returncode == 0, done.stdout
     assert "parity summary" in done.stdout and "3 pass, 6 new" in done.stdout
+    # The controller collects nothing itself; the workers tell it what they collected.
+    assert "1 snapshot file(s) unused (run `parity record` to delete):" in done.stdout
+    assert "snapshots/demo/t0/retired.yaml" in done.stdout and stale.exists()
     assert not any((project.root / ".cache" / "parity-runs").iterdir())
 
 
