@@ -17,8 +17,9 @@ from typing import Any, Literal
 FRAME_LIMIT = 8 * 1024 * 1024
 """Longest line recorded in full (bytes, newline excluded). Longer lines are oversize."""
 
-OVERSIZE_HEAD = 64 * 1024
-"""How much of an oversize line is kept in the transcript."""
+OVERSIZE_HEAD = 4096
+"""Bytes of an oversize line kept in the transcript: enough to tell what it was,
+small enough for a readable snapshot."""
 
 Kind = Literal["request", "notification", "response", "invalid"]
 
