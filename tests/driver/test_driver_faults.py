@@ -98,6 +98,13 @@ async def test_garbage_on_stdout_is_recorded_and_the_run_goes_on() -> None:
     assert len(t.problems) == 1 + 2 * 2 + 2 * 2
 
 
+async def test_a_flood_of_garbage_is_capped_in_the_problems() -> None:
+    t = await run(BASIC, "garbage_stdout", env={"FLOOD": "30"})
+    assert sum(1 for f in t.frames if f.parse_error) == 31
+    assert len(t.problems) == 21
+    assert t.problems[-1] == "... and 11 more (non-JSON line)"
+
+
 async def test_oversized_frame_is_cut_flagged_and_reading_continues() -> None:
     t = await run(PROMPT[:3], "oversized_frame")
     big = next(f for f in t.frames if f.oversize)
