@@ -690,7 +690,14 @@ def _fold_tools(updates: list[Any]) -> list[Any]:
             state[key].update(
                 {k: v for k, v in u.items() if k != "sessionUpdate" and v is not None}
             )
-    return out
+    folded = {id(entry) for entry in state.values()}
+    return [_update_order(u) if id(u) in folded else u for u in out]
+
+
+def _update_order(update: dict[str, Any]) -> dict[str, Any]:
+    """`sessionUpdate` (and `session`) first, the rest sorted, as `_update` builds them."""
+    head = [k for k in ("sessionUpdate", "session") if k in update]
+    return {k: update[k] for k in [*head, *sorted(k for k in update if k not in head)]}
 
 
 def merge_chunks(updates: list[Any]) -> list[Any]:

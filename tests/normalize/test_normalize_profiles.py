@@ -56,6 +56,7 @@ def peer_turn() -> Wire:
             "toolCallId": "c9",
             "status": "completed",
             "title": None,
+            "content": [{"type": "content", "content": {"type": "text", "text": "ok"}}],
         },
     )
     for piece in ("do", "ne", ""):
@@ -81,6 +82,7 @@ def test_semantic_merges_chunks_folds_tools_drops_meta_usage_and_side_requests()
         },
         {
             "sessionUpdate": "tool_call",
+            "content": [{"content": {"text": "ok", "type": "text"}, "type": "content"}],
             "rawInput": {"p": 1},
             "status": "completed",
             "title": "read",
@@ -92,6 +94,14 @@ def test_semantic_merges_chunks_folds_tools_drops_meta_usage_and_side_requests()
             "messageId": "<message:2>",
         },
         {"sessionUpdate": "usage_update"},
+    ]
+    assert list(step["updates"][1]) == [
+        "sessionUpdate",
+        "content",
+        "rawInput",
+        "status",
+        "title",
+        "toolCallId",
     ]
     assert v["model"] == [{"path": "/stream", "body": {"messages": ["go"]}}]
 
