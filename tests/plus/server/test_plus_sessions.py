@@ -186,3 +186,34 @@ async def test_config_mutations_apply_in_arrival_order(world: WorldFactory) -> N
             answers[frame["id"]] = frame["result"]["configOptions"][1]["currentValue"]
     # Each answer is the complete state after its own mutation (§1.5).
     assert [answers[i] for i in ids] == values
+
+
+async def test_resume_and_list_compare_cwd_by_physical_identity(world: WorldFactory) -> None:
+    w = world()
+    link = w.workdir.parent / "link-to-work"
+    link.symlink_to(w.workdir)
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
+        sid = new["result"]["sessionId"]
+        await agent.call("session/close", {"sessionId": sid})
+        listed = await agent.call("session/list", {"cwd": str(link)})
+        # The listed cwd is the stored one, found through the symlink (§1.6 realpath).
+        assert listed["result"]["sessions"] == [{"sessionId": sid, "cwd": str(w.workdir)}]
+        resumed = await agent.call("session/resume", {"sessionId": sid, "cwd": str(link)})
+        assert "configOptions" in resumed["result"]
+
+
+async def test_resume_of_a_corrupt_log_is_a_storage_failure(world: WorldFactory) -> None:
+    w = world()
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
+        sid = new["result"]["sessionId"]
+        await agent.call("session/close", {"sessionId": sid})
+        path = w.home / "sessions" / f"{sid}.jsonl"
+        # Damage before the last line is corruption, not a torn tail.
+        path.write_text(path.read_text() + "{broken\n" + '{"type":"turn/start"}\n')
+        error = await _error(agent, "session/resume", {"sessionId": sid, "cwd": str(w.workdir)})
+    assert (error["code"], error["message"]) == (-32603, "Internal error")
+    assert "corrupt session log" in error["data"]["details"]
