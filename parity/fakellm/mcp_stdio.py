@@ -13,8 +13,12 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the SDK is heavy: imported when a server is built, not with this module
+    import httpx
+    from mcp.server.lowlevel import Server
 
 SERVER_NAME = "parity"
 
@@ -56,30 +60,42 @@ def _result_json(status: int, body: Any) -> dict[str, Any]:
     }
 
 
+def fixture_server(http: httpx.AsyncClient, base_of: Callable[[Any], str]) -> Server[Any]:
+    """An MCP server (official SDK, low-level API) listing and calling a run's tools.
+
+    `base_of(ctx)` gives the run's base URL for a request context; every call is
+    forwarded to `{base}/tools/call` through `http`, which must send `VIA_HEADER`.
+    """
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    numbers = itertools.count(1)
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        catalog = (await http.get(f"{base_of(ctx)}/catalog")).json()
+        tools = [types.Tool.model_validate(_tool_json(t)) for t in catalog.get("tools", [])]
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        call_id = f"mcp-{ctx.request_id if ctx.request_id is not None else next(numbers)}"
+        body = {"name": params.name, "callId": call_id, "arguments": params.arguments or {}}
+        response = await http.post(f"{base_of(ctx)}/tools/call", json=body)
+        try:
+            answer: Any = response.json()
+        except ValueError:  # e.g. the run was closed: a plain-text 404
+            answer = response.text
+        return types.CallToolResult.model_validate(_result_json(response.status_code, answer))
+
+    return Server(SERVER_NAME, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
 async def serve(base: str) -> None:
     """Serve MCP on stdin/stdout until the client closes it."""
     import httpx
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
 
-    numbers = itertools.count(1)
-    async with httpx.AsyncClient(base_url=base, timeout=None, headers={VIA_HEADER: "mcp"}) as http:
-
-        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-            catalog = (await http.get("/catalog")).json()
-            tools = [types.Tool.model_validate(_tool_json(t)) for t in catalog.get("tools", [])]
-            return types.ListToolsResult(tools=tools)
-
-        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-            call_id = f"mcp-{ctx.request_id if ctx.request_id is not None else next(numbers)}"
-            body = {"name": params.name, "callId": call_id, "arguments": params.arguments or {}}
-            response = await http.post("/tools/call", json=body)
-            return types.CallToolResult.model_validate(
-                _result_json(response.status_code, response.json())
-            )
-
-        server: Server[Any] = Server(SERVER_NAME, on_list_tools=list_tools, on_call_tool=call_tool)
+    async with httpx.AsyncClient(timeout=None, headers={VIA_HEADER: "mcp"}) as http:
+        server = fixture_server(http, lambda _ctx: base)
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

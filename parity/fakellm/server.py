@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -26,6 +26,9 @@ from parity.fakellm.script import Response, Script
 from parity.fakellm.wire import Wire, assemble
 from parity.scenario import LlmEntry, Tool
 from parity.transcript import ModelRequest
+
+if TYPE_CHECKING:
+    from parity.fakellm.mcp_http import McpHttp
 
 
 class Run:
@@ -143,8 +146,10 @@ class FakeLLM:
 
     def __init__(self) -> None:
         self.url = ""
+        self._host = "127.0.0.1"
         self._runs: dict[str, Run] = {}
         self._runner: web.AppRunner | None = None
+        self._mcp: McpHttp | None = None
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
         """Listen on `host:port` (port 0: the OS picks a free one); sets `url`."""
@@ -161,12 +166,16 @@ class FakeLLM:
         site = web.TCPSite(self._runner, host, port)
         await site.start()
         bound = self._runner.addresses[0]
+        self._host = host
         self.url = f"http://{host}:{bound[1]}"
 
     async def stop(self) -> None:
         """Close every run and stop listening; in-flight responses are cut."""
         for run_id in list(self._runs):
             self.close_run(run_id)
+        if self._mcp is not None:
+            await self._mcp.stop()
+            self._mcp = None
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -186,6 +195,17 @@ class FakeLLM:
         run = Run(run_id, f"{self.url}/runs/{run_id}", entries, tools, catalog)
         self._runs[run_id] = run
         return run
+
+    async def mcp_http_entry(self, run_id: str) -> dict[str, Any]:
+        """The ACP http `McpServer` entry serving `run_id`'s fixture tools over
+        streamable-HTTP MCP (the MCP server starts on first use; see `mcp_http`)."""
+        if self._mcp is None:
+            from parity.fakellm.mcp_http import McpHttp  # imports the MCP SDK: only on demand
+
+            mcp = McpHttp(self.url)
+            await mcp.start(self._host)
+            self._mcp = mcp
+        return self._mcp.entry(run_id)
 
     def close_run(self, run_id: str) -> None:
         """Forget a run and end its in-flight requests. Unknown ids are ignored."""

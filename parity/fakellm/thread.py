@@ -75,6 +75,11 @@ class FakeLLMThread:
             lambda: self._server.open_run(run_id, llm=llm, tools=tools, catalog=catalog)
         )
 
+    def mcp_http_entry(self, run_id: str) -> dict[str, Any]:
+        """`FakeLLM.mcp_http_entry`, run on the server's loop."""
+        entry: dict[str, Any] = self._call_async(self._server.mcp_http_entry(run_id))
+        return entry
+
     def close_run(self, run_id: str) -> None:
         """`FakeLLM.close_run`, run on the server's loop."""
         self._call(lambda: self._server.close_run(run_id))
