@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -298,6 +297,6 @@ async def close_all(sessions: list[LiveSession], timeout: float) -> list[str]:
     for task in pending:
         task.cancel()
         failures.append(f"{tasks[task].id}: close timed out")
-    with contextlib.suppress(Exception):
+    if pending:
         await asyncio.wait(pending, timeout=0.2)
     return failures
