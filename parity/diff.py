@@ -59,6 +59,10 @@ class _Absent:
 
 ABSENT: Any = _Absent()
 
+LONG_TEXT = 160
+"""Strings longer than this are shown as a window around their first difference."""
+TEXT_WINDOW = 80
+
 STEP_LISTS = ("updates", "agent_requests", "notes", "late")
 # Keys not compared: `masked` legitimately differs per target (per-target masks).
 IGNORED_TOP = frozenset({"masked"})
@@ -447,6 +451,8 @@ def _not_present(value: Any) -> bool:
 
 def _side_by_side(a: Any, b: Any, ref_name: str, other_name: str, max_lines: int) -> list[str]:
     """Scalars on one line each; structures as a unified diff of their YAML."""
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > LONG_TEXT:
+        return _long_texts(a, b, ref_name, other_name)
     if not _container(a) and not _container(b):
         return [f"- {ref_name}: {_scalar(a)}", f"+ {other_name}: {_scalar(b)}"]
     ta, tb = _yaml(a), _yaml(b)
@@ -457,10 +463,31 @@ def _side_by_side(a: Any, b: Any, ref_name: str, other_name: str, max_lines: int
     return diff
 
 
+def _long_texts(a: str, b: str, ref_name: str, other_name: str) -> list[str]:
+    """Two long strings (system prompts, file contents): a window around the first
+    character that differs, so the difference is visible without the whole text."""
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = max(0, at - TEXT_WINDOW // 2)
+
+    def window(text: str) -> str:
+        head = "..." if start else ""
+        tail = "..." if start + TEXT_WINDOW < len(text) else ""
+        return head + json.dumps(text[start : start + TEXT_WINDOW]) + tail
+
+    return [
+        f"  first difference at character {at} (lengths {len(a)} and {len(b)})",
+        f"- {ref_name}: {window(a)}",
+        f"+ {other_name}: {window(b)}",
+    ]
+
+
 def _scalar(value: Any) -> str:
     if value is ABSENT:
         return "(absent)"
-    return json.dumps(value, default=str)
+    text = json.dumps(value, default=str)
+    return text if len(text) <= LONG_TEXT else text[:LONG_TEXT] + f"... ({len(text)} chars)"
 
 
 def _yaml(value: Any) -> list[str]:

@@ -297,3 +297,17 @@ def test_a_long_run_that_differs_everywhere_is_counted_in_full_and_rendered_shor
     text = report.render(max_differences=5)
     assert text.count("[changed field]") == 5
     assert text.endswith("... and 9995 more difference(s): 9995 changed field")
+
+
+def test_long_texts_show_a_window_around_the_first_difference() -> None:
+    ref, other = base(), base()
+    system = "You are a careful agent. " * 40
+    ref["model"][0]["body"]["system"] = system + "Working directory: <workdir>."
+    other["model"][0]["body"]["system"] = system + "Working dir: <workdir>."
+    text = compare(
+        ref, other, profile="exact", diverge=[], ref_name="native", other_name="plus"
+    ).render()
+    assert f"first difference at character {len(system) + 11} (lengths 1029 and 1023)" in text
+    assert '- native: ..."' in text and 'directory: <workdir>."' in text
+    assert '+ plus: ..."' in text and 'dir: <workdir>."' in text
+    assert max(len(line) for line in text.splitlines()) < 200
