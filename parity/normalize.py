@@ -421,6 +421,11 @@ class _Builder:
                 late.append(self._loose(self.t.frames[seq]))
                 continue
             bucket, entry = self._classify(self.t.frames[seq])
+            if bucket == "agent_request":
+                # Updates and agent requests are separate lists; this keeps their
+                # interleaving (contract §2: a permission request follows its tool_call).
+                answer = entry.pop("answer")
+                entry.update(after_updates=len(updates), answer=answer)
             {"update": updates, "agent_request": requests}.get(bucket, notes).append(entry)
         if step.problem:
             notes.append({"problem": self.tokens.scrub_text(step.problem)})
@@ -632,6 +637,11 @@ def semantic(exact: dict[str, Any]) -> dict[str, Any]:
 
 
 def _semantic_step(step: dict[str, Any]) -> dict[str, Any]:
+    exact = step.get("updates", [])
+    for request in step.get("agent_requests", []):
+        if isinstance(request.get("after_updates"), int):
+            # The same place, counted in semantic entries.
+            request["after_updates"] = len(semantic_updates(exact[: request["after_updates"]]))
     if "updates" in step:
         step["updates"] = semantic_updates(step["updates"])
         if not step["updates"]:

@@ -206,3 +206,18 @@ def test_bad_selectors_are_refused(bad: str) -> None:
 def test_format_path_quotes_awkward_keys() -> None:
     assert format_path(("files", "a.txt", 0)) == 'files["a.txt"][0]'
     assert select({"files": {"a.txt": [5]}}, 'files["a.txt"][0]') == [("files", "a.txt", 0)]
+
+
+def test_agent_requests_keep_their_place_among_updates_in_both_profiles() -> None:
+    w = Wire()
+    w.step("prompt", "p").send(1, "session/prompt", {"sessionId": S1})
+    for piece in ("a", "b", "c"):
+        w.update(S1, chunk("m1", piece))
+    w.update(S1, {"sessionUpdate": "tool_call", "toolCallId": "t1", "status": "pending"})
+    w.update(S1, {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "in_progress"})
+    w.ask(0, "session/request_permission", {"sessionId": S1, "toolCall": {"toolCallId": "t1"}})
+    w.answer(0, {"outcome": {"outcome": "cancelled"}})
+    w.reply(1, {"stopReason": "end_turn"}).end()
+    exact = view(w.t, "exact", [])["steps"][0]["agent_requests"][0]
+    semantic = view(w.t, "semantic", [])["steps"][0]["agent_requests"][0]
+    assert (exact["after_updates"], semantic["after_updates"]) == (5, 2)

@@ -66,6 +66,8 @@ def test_ids_become_linked_positional_tokens() -> None:
         ("agent_message_chunk", "<message:2>", None),
     ]
     (ask,) = prompt["agent_requests"]
+    assert list(ask) == ["method", "params", "after_updates", "answer"]
+    assert ask["after_updates"] == 2  # after the thought and the tool_call
     assert ask["params"]["toolCall"]["toolCallId"] == "<toolcall:1>"
     assert ask["answer"] == {"result": {"outcome": {"outcome": "cancelled"}}}
     # The same values in the model bodies get the same tokens.
