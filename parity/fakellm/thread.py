@@ -19,6 +19,16 @@ from parity.scenario import LlmEntry, Tool
 T = TypeVar("T")
 
 
+async def _cancel_leftovers() -> None:
+    """End tasks libraries left behind (e.g. sse-starlette's shutdown watcher under the
+    MCP HTTP app) so closing the loop destroys no pending task."""
+    current = asyncio.current_task()
+    others = [task for task in asyncio.all_tasks() if task is not current]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
+
+
 class FakeLLMThread:
     """A `FakeLLM` served from a background thread; usable as a context manager."""
 
@@ -56,6 +66,7 @@ class FakeLLMThread:
         try:
             if self._server.url:
                 self._call_async(self._server.stop())
+            self._call_async(_cancel_leftovers())
         finally:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=10)

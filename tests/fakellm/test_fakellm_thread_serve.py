@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import threading
@@ -131,3 +132,21 @@ async def test_serve_scenario_loads_a_yaml_file(tmp_path: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+def test_thread_with_mcp_http_leaves_no_pending_task(caplog: pytest.LogCaptureFixture) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    async def list_names(url: str) -> list[str]:
+        async with streamable_http_client(url) as (read, write), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            return [t.name for t in (await mcp.list_tools()).tools]
+
+    with FakeLLMThread() as fake:
+        fake.open_run("m", llm=[], tools=[tool("echo")], catalog={})
+        entry = fake.mcp_http_entry("m")
+        assert entry["type"] == "http"
+        assert asyncio.run(list_names(entry["url"])) == ["echo"]
+    gc.collect()  # a pending task left on the closed loop would be reported now
+    assert "Task was destroyed" not in caplog.text
