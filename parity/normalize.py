@@ -20,6 +20,7 @@ The selector grammar lives here as well because masks (this module) and diverge 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -32,6 +33,7 @@ from parity.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Tr
 PROFILES = ("exact", "semantic")
 MASKED = "<masked>"
 TIME = "<time>"
+DATE = "<date>"
 
 Path = tuple[str | int, ...]
 """A concrete location in a view: dict keys and list indexes from the root."""
@@ -76,8 +78,15 @@ CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_mes
 class Tokens:
     """Positional tokens per id kind for one run: value -> `<kind:n>`."""
 
-    def __init__(self, paths: Mapping[str, str], scripted: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        paths: Mapping[str, str],
+        scripted: Iterable[str] = (),
+        dates: Iterable[dt.date] = (),
+    ) -> None:
         self._by_kind: dict[str, dict[Any, str]] = {}
+        spelled = sorted({text for d in dates for text in date_spellings(d)}, key=len, reverse=True)
+        self._dates = re.compile("|".join(map(re.escape, spelled))) if spelled else None
         self._scripted = frozenset(scripted)
         # Longest first: workdir usually lives below tmp or home. The lookahead keeps
         # `/tmp/run-1` from eating the head of a sibling `/tmp/run-10`.
@@ -160,7 +169,52 @@ class Tokens:
                 text = text.replace(raw, token)
         for pattern, token in self._paths:
             text = pattern.sub(token, text)
-        return ISO_TIME.sub(TIME, text)
+        text = ISO_TIME.sub(TIME, text)
+        return self._dates.sub(DATE, text) if self._dates else text
+
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def date_spellings(d: dt.date) -> list[str]:
+    """How agents write a date in prompts: ISO, JS `toDateString`, en-US long and short,
+    day-first. English names regardless of the machine's locale."""
+    month, day = _MONTHS[d.month - 1], _DAYS[d.weekday()]
+    return [
+        d.isoformat(),
+        f"{d.year}/{d.month:02}/{d.day:02}",
+        f"{day[:3]} {month[:3]} {d.day:02} {d.year}",
+        f"{day}, {month} {d.day}, {d.year}",
+        f"{month} {d.day}, {d.year}",
+        f"{day[:3]}, {d.day:02} {month[:3]} {d.year}",
+        f"{d.day} {month} {d.year}",
+        f"{d.month:02}/{d.day:02}/{d.year}",
+        f"{d.month}/{d.day}/{d.year}",
+        f"{d.day:02}/{d.month:02}/{d.year}",
+        f"{d.day:02}.{d.month:02}.{d.year}",
+    ]
+
+
+def run_dates(now: dt.datetime | None = None) -> list[dt.date]:
+    """The dates a run that just ended can have printed: today and yesterday, in local
+    time and in UTC (a run can cross midnight; agents differ in which zone they use)."""
+    now = now or dt.datetime.now(dt.UTC)
+    moments = [now, now.astimezone()]
+    return sorted({(m - dt.timedelta(days=k)).date() for m in moments for k in (0, 1)})
 
 
 def _walk_items(value: Any) -> Iterator[tuple[str, Any]]:
@@ -201,16 +255,20 @@ def view(
     masks: Sequence[Rule],
     *,
     scripted_ids: Iterable[str] = (),
+    dates: Iterable[dt.date] | None = None,
 ) -> dict[str, Any]:
     """The normalized, snapshot-ready view of one run (see docs/transcript.md).
 
     `profile` is `exact` or `semantic`. `masks` apply when their `targets` is None or
     names `transcript.target`. `scripted_ids` are tool call ids chosen by the scenario
     (`scripted_tool_call_ids`); they stay verbatim because they are deterministic.
+    `dates` are the calendar dates the run may have printed (peers put today's date in
+    their system prompts), replaced by `<date>`; default `run_dates()`, which assumes
+    the view is made right after the run (the transcript records no wall-clock time).
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: expected one of {', '.join(PROFILES)}")
-    tokens = Tokens(transcript.paths, scripted_ids)
+    tokens = Tokens(transcript.paths, scripted_ids, run_dates() if dates is None else dates)
     _discover(transcript, tokens)
     out = _Builder(transcript, tokens).build()
     if profile == "semantic":

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 import yaml
 from wirebuild import Wire, chunk
 
-from parity.normalize import frame_steps, view
+from parity.normalize import date_spellings, frame_steps, run_dates, view
 
 S1 = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
 S2 = "7a1e2f3d-4c5b-4a69-8877-665544332211"
@@ -375,3 +376,27 @@ def test_stray_uuids_get_their_own_tokens_and_known_ids_keep_their_kind() -> Non
         "client_metadata": {"installation-id": "<uuid:1>"},
         "sessionId": "<session:1>",
     }
+
+
+def test_the_run_date_in_any_usual_spelling_becomes_date() -> None:
+    prompt = (
+        "<current_date>2026-11-29</current_date> Today's date: Sun Nov 29 2026. "
+        "Today's date is Sunday, November 29, 2026. Due 11/29/2026, not 2026-03-05."
+    )
+    w = Wire()
+    w.model({"system": prompt, "at": "2026-11-29T18:45:14Z"})
+    v = view(w.t, "exact", [], dates=[dt.date(2026, 11, 29)])
+    assert v["model"][0]["body"] == {
+        "at": "<time>",
+        "system": (
+            "<current_date><date></current_date> Today's date: <date>. "
+            "Today's date is <date>. Due <date>, not 2026-03-05."
+        ),
+    }
+
+
+def test_run_dates_cover_today_and_yesterday_in_utc_and_local_time() -> None:
+    just_after_midnight = dt.datetime(2026, 12, 1, 0, 5, tzinfo=dt.UTC)
+    dates = run_dates(just_after_midnight)
+    assert {dt.date(2026, 11, 30), dt.date(2026, 12, 1)} <= set(dates)
+    assert "Tue Dec 01 2026" in date_spellings(dt.date(2026, 12, 1))
