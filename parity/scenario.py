@@ -930,11 +930,17 @@ class _StepState:
     listed: bool = False
     script_entries: int | None = 0
     """Consumable llm entries; None when side entries make the count open-ended."""
+    response_timeout: float = 15.0
+    """Seconds a request step waits for its response (`timeouts.response`)."""
 
 
 def _check_steps(data: dict[str, Any], sink: _Sink) -> None:
     llm = [e for _, e in _items(data.get("llm"))]
     state = _StepState(script_entries=None if any("match" in e for e in llm) else len(llm))
+    timeouts = data.get("timeouts")
+    response = timeouts.get("response") if isinstance(timeouts, dict) else None
+    if isinstance(response, int | float) and not isinstance(response, bool) and response > 0:
+        state.response_timeout = float(response)
     for path, kind, params in _walk_steps(data.get("steps"), ("steps",)):
         if kind == "new_session" and isinstance(params, dict) and isinstance(params.get("as"), str):
             state.everywhere.setdefault(params["as"], (*path, kind, "as"))
@@ -1049,6 +1055,14 @@ def _check_prompt(params: dict[str, Any], here: KeyPath, state: _StepState, sink
     cancel = params.get("cancel")
     after = cancel.get("after") if isinstance(cancel, dict) else None
     wanted = after.get("llm_request") if isinstance(after, dict) else None
+    delay = after.get("ms") if isinstance(after, dict) else None
+    late = isinstance(delay, int) and delay >= state.response_timeout * 1000
+    if late and not isinstance(delay, bool):
+        sink.add(
+            (*here, "cancel", "after", "ms"),
+            f"the prompt's response timeout ({state.response_timeout:g} s) ends the step first",
+            "shorten the delay or raise `timeouts.response`",
+        )
     entries = state.script_entries
     if isinstance(wanted, int) and entries is not None and wanted > entries:
         sink.add(

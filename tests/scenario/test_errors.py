@@ -168,6 +168,19 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
         [(5, 11, "steps[2].wait", "needs one of the keys 'ms' or 'update'")],
     ),
     (
+        "cancel after the response timeout",
+        "description: x\ntimeouts: {response: 2}\nsteps:\n  - new_session: {as: s1}\n"
+        "  - prompt: {session: s1, text: x, cancel: {after: {ms: 2000}}}\n",
+        [
+            (
+                5,
+                57,
+                "steps[1].prompt.cancel.after.ms",
+                "the prompt's response timeout (2 s) ends the step first",
+            )
+        ],
+    ),
+    (
         "prompt with both",
         HEAD + "  - prompt: {session: s1, text: a, content: []}\n",
         [(5, 45, "steps[2].prompt.content", "give `text` or `content`, not both")],
