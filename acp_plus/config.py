@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_plus.model_control import Effort
+
 APIS = ("openai-chat", "parity-stream")
 SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
 
@@ -116,15 +118,6 @@ def _default_providers() -> dict[str, Any]:
 
 class ConfigError(Exception):
     """A user-caused configuration problem; the message names the file and key."""
-
-
-@dataclass(frozen=True)
-class Effort:
-    """One selectable reasoning effort of a model."""
-
-    id: str
-    name: str
-    description: str | None = None
 
 
 @dataclass(frozen=True)
