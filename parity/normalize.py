@@ -90,11 +90,22 @@ class Tokens:
         self._scripted = frozenset(scripted)
         # Longest first: workdir usually lives below tmp or home. The lookahead keeps
         # `/tmp/run-1` from eating the head of a sibling `/tmp/run-10`.
-        roots = sorted(
-            ((p.rstrip("/"), name) for name, p in paths.items() if len(p.rstrip("/")) > 1),
-            key=lambda pair: -len(pair[0]),
-        )
-        self._paths = [(re.compile(re.escape(p) + r"(?![\w.-])"), f"<{n}>") for p, n in roots]
+        roots: dict[str, str] = {}
+        for name, path in paths.items():
+            path = path.rstrip("/")
+            if len(path) <= 1:
+                continue
+            roots.setdefault(path, f"<{name}>")
+            # Agents key per-project state by the path made into one name
+            # (`-tmp-run-1-workdir` in qwen-code's memory directory).
+            if path.count("/") >= 2:  # `/tmp` made `-tmp` would hit ordinary words
+                for dashed in (path.replace("/", "-"), re.sub(r"[^A-Za-z0-9]", "-", path)):
+                    roots.setdefault(dashed, f"<{name}:dashed>")
+        # A dashed name goes on with `-`: `-tmp-run-1-home--cache` is `<home>/.cache`.
+        self._paths = [
+            (re.compile(re.escape(p) + (r"(?![\w.])" if ":" in token else r"(?![\w.-])")), token)
+            for p, token in sorted(roots.items(), key=lambda pair: -len(pair[0]))
+        ]
         self._long: list[tuple[str, str]] = []
 
     def register(self, kind: str, value: Any) -> str:

@@ -102,13 +102,17 @@ def test_machine_paths_are_masked_in_strings_and_uris() -> None:
             "home": "/tmp/run-1/home/.config",
             "log": "wrote /tmp/run-1/scratch.txt",
             "sibling": "/tmp/run-10/other",
+            "memory": "/tmp/run-1/home/.qwen/projects/-tmp-run-1-work/memory",
+            "dotted": "~/.claude/projects/-tmp-run-1-home--cache/x",
         },
     )
     w.reply(1, {"path": "/tmp/run-1/work"}).end()
     step = view(w.t, "exact", [])["steps"][0]
     assert step["send"]["params"] == {
         "cwd": "<workdir>",
+        "dotted": "~/.claude/projects/<home:dashed>--cache/x",
         "home": "<home>/.config",
+        "memory": "<home>/.qwen/projects/<workdir:dashed>/memory",
         "log": "wrote <tmp>/scratch.txt",
         "sibling": "/tmp/run-10/other",
         "uri": "file://<workdir>/notes.txt",
