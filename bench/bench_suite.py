@@ -48,14 +48,26 @@ def copy_project(dest: Path) -> Path:
         if (REPO / name).is_dir():
             shutil.copytree(REPO / name, dest / name)
     shutil.copy(REPO / "parity.toml", dest / "parity.toml")
+    # Peers installed in the checkout (`make peers`) take part, as in `make parity`.
+    if (REPO / ".cache" / "peers").is_dir():
+        (dest / ".cache").mkdir()
+        (dest / ".cache" / "peers").symlink_to(REPO / ".cache" / "peers")
     return dest
 
 
-def wall(argv: list[str], root: Path, *, ci: bool = True) -> tuple[float, int, str]:
-    """(seconds, exit code, last line of output) of one `parity` invocation."""
+def _cpu() -> tuple[float, float]:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def wall(argv: list[str], root: Path, *, ci: bool = True) -> tuple[float, int, str, float]:
+    """(seconds, exit code, last line of output, CPU seconds of the process and its
+    children) of one `parity` invocation."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CI"))}
     if ci:
         env["CI"] = "true"
+    cpu0 = _cpu()[1]
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "parity.cli", "--root", str(root), *argv],
@@ -67,7 +79,7 @@ def wall(argv: list[str], root: Path, *, ci: bool = True) -> tuple[float, int, s
     )
     elapsed = time.perf_counter() - started
     tail = (done.stdout.strip().splitlines() or [""])[-1].strip("= ")
-    return elapsed, done.returncode, tail
+    return elapsed, done.returncode, tail, _cpu()[1] - cpu0
 
 
 @dataclass
@@ -82,12 +94,6 @@ class Split:
     """normalize + snapshot dump/compare + parity diff, summed."""
     total_wall: float = 0.0
     unavailable: dict[str, str] = field(default_factory=dict)
-
-
-def _cpu() -> tuple[float, float]:
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def split(root: Path) -> Split:
@@ -154,12 +160,16 @@ def markdown(results: dict[str, object]) -> str:
         lines.append(f"| {row[0]} | {row[1]:.2f} | {row[2]} | {row[3]} |")
     s: Split = results["split"]  # type: ignore[assignment]
     startup = float(results["startup"])  # type: ignore[arg-type]
+    startup_cpu = float(results["startup_cpu"])  # type: ignore[arg-type]
     harness = startup + s.after_run + s.harness_cpu_in_runs
     serial = startup + s.total_wall
     share = harness / serial if serial else 0.0
+    harness_cpu = startup_cpu + s.after_run + s.harness_cpu_in_runs
+    cpu_share = harness_cpu / (harness_cpu + s.agent_cpu) if s.agent_cpu else 0.0
     lines += [
         "",
-        f"pytest start-up and collection alone (`--collect-only`): {startup:.2f} s.",
+        f"pytest start-up and collection alone (`--collect-only`): {startup:.2f} s wall, "
+        f"{startup_cpu:.2f} s CPU.",
         "",
         "## Where the time goes (serial, one pass, in process)",
         "",
@@ -173,6 +183,9 @@ def markdown(results: dict[str, object]) -> str:
         "",
         f"**Harness share: {share:.1%}** of the serial wall time "
         f"(start-up + after-run steps + harness CPU during runs; goal <= {GOAL_SHARE:.0%}).",
+        f"By CPU time, which machine load distorts less: **{cpu_share:.1%}** harness "
+        f"({harness_cpu:.2f} s: start-up, after-run steps, driver and fake LLM) against "
+        f"{s.agent_cpu:.2f} s in the agents.",
         "The rest is the agents: their start-up (Python imports for acp-plus) and turns.",
         "",
     ]
@@ -189,9 +202,9 @@ def main() -> None:
         # Snapshots missing from the checkout are recorded in the copy first (untimed),
         # so the timed runs are passing runs, not failure reports.
         wall(["record", "-q", "-n", "2"], root, ci=False)
-        startup = statistics.median(
-            wall(["run", "-q", "--", "--collect-only"], root)[0] for _ in range(args.rounds)
-        )
+        collects = [wall(["run", "-q", "--", "--collect-only"], root) for _ in range(args.rounds)]
+        startup = statistics.median(c[0] for c in collects)
+        startup_cpu = statistics.median(c[3] for c in collects)
         walls = []
         for workers in ("1", "2"):
             rounds = [wall(["run", "-q", "-n", workers], root) for _ in range(args.rounds)]
@@ -205,6 +218,7 @@ def main() -> None:
         f"{os.cpu_count()} CPUs",
         "walls": walls,
         "startup": startup,
+        "startup_cpu": startup_cpu,
         "split": result,
     }
     text = markdown(results)
