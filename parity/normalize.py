@@ -702,6 +702,10 @@ def semantic(exact: dict[str, Any]) -> dict[str, Any]:
         if key in out:
             out[key] = _semantic_loose(out[key])
     out["model"] = [m for m in out.get("model", []) if not m.get("side")]
+    # How a process ended is noise between unlike agents (and for some peers a race
+    # between exiting on EOF and the harness's SIGTERM); what went wrong is not.
+    if isinstance(out.get("process"), dict):
+        out["process"].pop("exit", None)
     return out
 
 

@@ -66,6 +66,8 @@ def peer_turn() -> Wire:
     w.reply(3, {"stopReason": "end_turn", "usage": {"totalTokens": 9}, "_meta": {"t": 1}}).end()
     w.model({"messages": ["title please"]}, side=True)
     w.model({"messages": ["go"], "_meta": {"trace": "x"}})
+    w.process(exit_code=None, signal=15, stopped_by="sigterm")
+    w.t.problems.append("agent wrote garbage")
     return w
 
 
@@ -104,6 +106,7 @@ def test_semantic_merges_chunks_folds_tools_drops_meta_usage_and_side_requests()
         "toolCallId",
     ]
     assert v["model"] == [{"path": "/stream", "body": {"messages": ["go"]}}]
+    assert v["process"] == {"problems": ["agent wrote garbage"]}
 
 
 def test_exact_keeps_every_chunk_and_meta() -> None:
@@ -113,6 +116,7 @@ def test_exact_keeps_every_chunk_and_meta() -> None:
     assert updates[-2]["_meta"] == {"usage": {"in": 5}}
     assert v["steps"][0]["result"]["usage"] == {"totalTokens": 9}
     assert len(v["model"]) == 2
+    assert v["process"]["exit"] == [{"by": "sigterm", "signal": 15}]
 
 
 def test_semantic_keeps_messages_and_sessions_apart() -> None:
