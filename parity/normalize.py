@@ -4,15 +4,18 @@ The view is plain data (dicts, lists, str, int, ...) with a fixed skeleton key o
 it dumps to readable YAML and compares with deepdiff. Everything random or machine
 specific is replaced so two runs of the same agent give the same view:
 
-- ids become positional tokens per kind (`<session:1>`, `<message:2>`, ...), the same
-  value always the same token within a run, wherever it appears, so references stay linked;
-- the run's workdir, HOME and tmp paths become `<workdir>`, `<home>`, `<tmp>`;
-- wall-clock values (frame times, ISO timestamps, `*At` fields) are removed or `<time>`.
+- ids become positional tokens per kind (`<session:1>`, `<message:2>`, ..., any other
+  UUID `<uuid:n>`), the same value always the same token within a run, wherever it
+  appears, so references stay linked;
+- the run's paths (`transcript.paths`) become `<workdir>`, `<home>`, `<tmp>`, ...;
+- wall-clock values (frame times, ISO timestamps, `*At` fields) are removed or `<time>`,
+  the run's calendar date `<date>`.
 
 Profiles: `exact` keeps every wire fact; `semantic` (for unlike agents) merges adjacent
 chunks of one message, folds each tool call into its final state, drops `_meta`, usage
-numbers and side model requests. Masks (selectors, see `select`) then replace values with
-`<masked>` and are counted in the view so masking never hides an assertion silently.
+numbers, side model requests and how processes ended. Masks (selectors, see `select`)
+then replace values with `<masked>` and are counted in the view so masking never hides
+an assertion silently.
 
 The selector grammar lives here as well because masks (this module) and diverge rules
 (`parity.diff`) share it; `docs/transcript.md` is its reference.
