@@ -23,7 +23,7 @@ from parity.fakellm import parity_stream, toolnames
 from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.providers import PROVIDERS, Call, Provider
 from parity.fakellm.script import Response, Script
-from parity.fakellm.wire import Wire, assemble
+from parity.fakellm.wire import Wire, assemble, batches
 from parity.scenario import LlmEntry, Tool
 from parity.transcript import ModelRequest
 
@@ -277,13 +277,14 @@ class FakeLLM:
         with run.answering(rec):
             try:
                 await response.prepare(request)
-                if wire.head:
-                    await response.write(wire.head)
-                for part in wire.parts:
-                    if reply.delay:
+                if reply.delay:
+                    await response.write(wire.head)  # with the headers, even when empty
+                    for part in wire.parts:
                         await asyncio.sleep(reply.delay)
-                    if part:
                         await response.write(part)
+                else:  # an empty batch still sends the headers: the client sees the 200 now
+                    for batch in batches([wire.head, *wire.parts]) or [b""]:
+                        await response.write(batch)
                 if reply.hang:
                     await _hold()
                 await response.write_eof()

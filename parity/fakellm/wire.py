@@ -23,6 +23,27 @@ class Wire:
     parts: list[bytes] = field(default_factory=list)
 
 
+def batches(parts: Iterable[bytes], limit: int = 64 * 1024) -> list[bytes]:
+    """Join consecutive parts into writes of about `limit` bytes (never splitting one).
+
+    Used when the script asks for no delay: every chunk is ready at once, and one
+    socket write per tiny chunk would make the fake, not the agent, the bottleneck.
+    """
+    out: list[bytes] = []
+    pending: list[bytes] = []
+    size = 0
+    for part in parts:
+        if pending and size + len(part) > limit:
+            out.append(b"".join(pending))
+            pending, size = [], 0
+        if part:
+            pending.append(part)
+            size += len(part)
+    if pending:
+        out.append(b"".join(pending))
+    return out
+
+
 def dumps(value: Any) -> str:
     """Compact JSON, non-ASCII kept as is (what real providers send)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

@@ -124,6 +124,16 @@ async def test_hang_is_held_until_client_disconnects_then_recorded(open_run: Ope
     assert rec.problem is None
 
 
+async def test_hang_without_chunks_still_answers_headers(open_run: OpenRun) -> None:
+    run = open_run([{"then": "hang"}])
+    async with httpx.AsyncClient() as client:
+        request = client.stream("POST", f"{run.base_url}/stream", json=REQUEST)
+        response = await asyncio.wait_for(request.__aenter__(), 2)
+        assert response.status_code == 200
+        await request.__aexit__(None, None, None)
+    await wait_for(aborted(run))
+
+
 async def test_delay_pauses_before_each_chunk(open_run: OpenRun) -> None:
     run = open_run([{"text": "abc", "delay_ms": 40}])
     start = time.monotonic()

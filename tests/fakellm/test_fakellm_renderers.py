@@ -7,7 +7,7 @@ from typing import Any
 
 from parity.fakellm import anthropic_messages, openai_chat, openai_responses, parity_stream
 from parity.fakellm.script import build_response
-from parity.fakellm.wire import Wire, assemble
+from parity.fakellm.wire import Wire, assemble, batches
 
 TURN = build_response(
     {
@@ -115,3 +115,9 @@ def test_assemble_folds_deltas_and_keeps_unterminated_text() -> None:
     ]
     failed = assemble(build_response({"text": "part", "error": {"message": "m"}}).chunks)
     assert failed.text == "part" and failed.failure == {"message": "m", "code": "PROVIDER_ERROR"}
+
+
+def test_batches_join_parts_up_to_the_limit_without_splitting_any() -> None:
+    assert batches([b"ab", b"", b"cd", b"efg", b"hi"], limit=4) == [b"abcd", b"efg", b"hi"]
+    assert batches([b"toolarge", b"x"], limit=3) == [b"toolarge", b"x"]
+    assert batches([b"", b""]) == []
