@@ -269,6 +269,11 @@ class _AgentGone(Exception):
     """The agent closed stdout (or its stdin broke) while a step needed it."""
 
 
+class _StdinBlocked(Exception):
+    """A line could not be written within the response timeout: the agent is not
+    reading its stdin and the pipe is full."""
+
+
 @dataclass(frozen=True)
 class _Reply:
     """A response to one of our requests: its frame, and the message in it (an element
@@ -365,6 +370,7 @@ class _Connection:
             )
 
     async def _answer(self, msg: dict[str, Any]) -> None:
+        """Compute and send the answer to one agent request (a task per request)."""
         try:
             reply = await self.run.client_answer(msg)
         except asyncio.CancelledError:
@@ -374,8 +380,12 @@ class _Connection:
         except Exception as exc:
             self.run.problem("driver", f"driver error answering {msg['method']}: {exc!r}")
             reply = jsonrpc.error(msg["id"], -32603, f"Internal error: {exc}")
-        with contextlib.suppress(_AgentGone):
+        try:
             await self.send(reply)
+        except _AgentGone:
+            pass  # the step waiting on this agent reports it
+        except _StdinBlocked:
+            self.run.problem("stdin", f"the agent did not read our answer to {msg['method']}")
 
     def _withdrawn(self, params: Any) -> None:
         # The agent cancels a request it made (e.g. a terminal wait): stop answering it
@@ -399,7 +409,9 @@ class _Connection:
         self.fresh = False
         try:
             self.agent.stdin.write(text.encode("utf-8") + b"\n")
-            await self.agent.stdin.drain()
+            await asyncio.wait_for(self.agent.stdin.drain(), self.run.timeouts["response"])
+        except TimeoutError:
+            raise _StdinBlocked() from None
         except (ConnectionError, RuntimeError, OSError) as exc:
             raise _AgentGone() from exc
         return frame
@@ -735,6 +747,12 @@ class _Run:
         except ScriptError as exc:
             record.problem = f"{step.where}: {exc}"
             raise _StepProblem(record.problem) from exc
+        except _StdinBlocked:
+            record.problem = (
+                f"could not send {record.label} within the response timeout "
+                f"({self.timeouts['response']:g} s): the agent is not reading its stdin"
+            )
+            raise _StepProblem(record.problem) from None
         except asyncio.CancelledError:
             record.problem = INTERRUPTED
             raise

@@ -219,7 +219,12 @@ class AgentProcess:
             self.record.stopped_by = self.record.stopped_by or "exit"
         else:
             with contextlib.suppress(OSError, RuntimeError):
-                self.stdin.close()
+                # An agent that stopped reading leaves our bytes buffered; plain close()
+                # would wait for them forever, so drop them to deliver EOF now.
+                if self.stdin.transport.get_write_buffer_size():
+                    self.stdin.transport.abort()
+                else:
+                    self.stdin.close()
             if await self.wait_exit(ladder.eof):
                 self.record.stopped_by = "eof"
             elif not _kill_group(self.pid, signal.SIGTERM):

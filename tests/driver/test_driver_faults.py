@@ -192,6 +192,24 @@ async def test_startup_timeout_applies_only_to_an_initialize_sent_first() -> Non
     assert t.steps[1].problem is None
 
 
+async def test_an_agent_not_reading_stdin_cannot_block_a_step_forever() -> None:
+    big = '{"jsonrpc":"2.0","method":"x/big","params":"' + "x" * 1_000_000 + '"}'
+    t = await run_scenario(
+        scenario([st("send_raw", line=big), st("initialize")], timeouts={"response": 0.3}),
+        lambda paths: Launch(["sleep", "30"], {}),
+        llm_run=None,
+        run_id="stuck",
+        target="sleep",
+        ladder=FAST,
+    )
+    assert t.steps[0].problem == (
+        "could not send send_raw within the response timeout (0.3 s): "
+        "the agent is not reading its stdin"
+    )
+    assert len(t.steps) == 1
+    assert group_members(t.processes[0].pid) == []
+
+
 async def test_missing_binary_is_a_clear_problem() -> None:
     t = await run_scenario(
         scenario(BASIC),
