@@ -38,6 +38,9 @@ DEFAULT_TIMEOUTS: dict[str, float] = {"startup": 15.0, "response": 15.0, "run": 
 
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "acp-parity", "version": "0.1.0"}
+MAX_FRAMES = 200_000
+"""Frames recorded per run; a runaway agent's further lines are drained and counted,
+so it cannot exhaust the harness's memory."""
 MAX_PROBLEMS_PER_KIND = 20
 """Garbage lines beyond this many are counted instead of listed one by one."""
 EXIT_DRAIN = 0.5
@@ -325,6 +328,9 @@ class _Connection:
     async def _read(self) -> None:
         try:
             while (line := await jsonrpc.read_line(self.agent.stdout)) is not None:
+                if len(self.run.transcript.frames) >= MAX_FRAMES:
+                    self.run.dropped += 1
+                    continue
                 self._dispatch(self.run.record_in(line, self.index))
         except Exception as exc:
             # A harness bug: say so in the transcript rather than pass it off as a crash.
@@ -491,6 +497,8 @@ class _Run:
         self.problem_counts: dict[str, int] = {}
         self.marks: dict[int, int] = {}
         self.steps_done = 0
+        self.dropped = 0
+        """Lines read after the frame limit (neither recorded nor acted on)."""
         self.current = 0
         """Index in `transcript.steps` of the top-level step being run."""
         self._tick = asyncio.Event()
@@ -1247,6 +1255,11 @@ async def _play(run: _Run) -> None:
         await run.terminals.close()
         await run.stop()
         transcript.timings["teardown"] = run.now() - t
+        if run.dropped:
+            transcript.problems.append(
+                f"frame limit ({MAX_FRAMES}) reached: {run.dropped} later line(s) from the"
+                " agent were read but not recorded or acted on"
+            )
         for kind, n in sorted(run.problem_counts.items()):
             if n > MAX_PROBLEMS_PER_KIND:
                 transcript.problems.append(f"... and {n - MAX_PROBLEMS_PER_KIND} more ({kind})")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from parity import driver
 from parity.driver import Launch, RunPaths, run_scenario, wait_for_cleanup
 from parity.jsonrpc import OVERSIZE_HEAD
 from parity.process import Ladder, group_members
@@ -103,6 +104,17 @@ async def test_a_flood_of_garbage_is_capped_in_the_problems() -> None:
     assert sum(1 for f in t.frames if f.parse_error) == 31
     assert len(t.problems) == 21
     assert t.problems[-1] == "... and 11 more (non-JSON line)"
+
+
+async def test_frames_beyond_the_limit_are_drained_not_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(driver, "MAX_FRAMES", 40)
+    t = await run(BASIC, "garbage_stdout", env={"FLOOD": "100"}, timeouts={"startup": 1})
+    assert len(t.frames) == 40
+    assert t.steps[0].problem == "no response to initialize within the startup timeout (1 s)"
+    # 101 start-up lines and the initialize answer; 39 of them fit beside the request.
+    assert any(p.startswith("frame limit (40) reached: 63 later line(s)") for p in t.problems)
 
 
 async def test_oversized_frame_is_cut_flagged_and_reading_continues() -> None:
