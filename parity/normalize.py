@@ -748,9 +748,16 @@ def semantic_updates(updates: list[Any]) -> list[Any]:
     """Fold tool calls into their final state, then merge adjacent chunks of a message.
 
     Usage numbers are dropped and empty text chunks vanish: unlike agents meter tokens
-    differently and some send an empty chunk just to carry metadata.
+    differently and some send an empty chunk just to carry metadata. Once chunks are
+    merged, `messageId` has done its job (separate messages stay separate entries) and
+    goes too: some agents send one, some do not.
     """
-    return merge_chunks(_fold_tools([_drop_usage(u) for u in updates]))
+    merged = merge_chunks(_fold_tools([_drop_usage(u) for u in updates]))
+    return [_without(u, "messageId") if _text_chunk(u) else u for u in merged]
+
+
+def _without(entry: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != key}
 
 
 def _drop_usage(update: Any) -> Any:

@@ -80,7 +80,6 @@ def test_semantic_merges_chunks_folds_tools_drops_meta_usage_and_side_requests()
         {
             "sessionUpdate": "agent_thought_chunk",
             "content": {"text": "inspect", "type": "text"},
-            "messageId": "<message:1>",
         },
         {
             "sessionUpdate": "tool_call",
@@ -93,7 +92,6 @@ def test_semantic_merges_chunks_folds_tools_drops_meta_usage_and_side_requests()
         {
             "sessionUpdate": "agent_message_chunk",
             "content": {"text": "done", "type": "text"},
-            "messageId": "<message:2>",
         },
         {"sessionUpdate": "usage_update"},
     ]
