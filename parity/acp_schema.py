@@ -1,9 +1,11 @@
 """The official ACP JSON Schema, fetched once at a pinned version and checksum.
 
 The schema ships in the npm package `@agentclientprotocol/sdk` as `schema/v1/schema.json`
-(versions before 2.x keep it at `schema/schema.json`). It is not committed: the harness
-fetches it with `npm pack` into `.cache/acp-schema/schema.json`, checking the tarball's
-sha256, so a fresh clone validates against exactly the bytes CI used.
+from 2.0.0 on (1.x releases, including the 1.4.0 the DSH bridges build on, keep the v1
+schema at `schema/schema.json`); the pin is the newest release when this was written.
+It is not committed: the harness fetches it with `npm pack` into
+`.cache/acp-schema/schema.json`, checking the tarball's sha256, so a fresh clone
+validates against exactly the bytes CI used.
 
     python -m parity.acp_schema fetch     # idempotent; `make schema` calls it
     python -m parity.acp_schema methods   # which $defs entry validates which method
