@@ -22,7 +22,8 @@ Chunk = dict[str, Any]
 
 DEFAULT_ERROR_CODE = "PROVIDER_ERROR"
 
-_FINISH_KINDS = {"stop": "stop", "tool-calls": "tool-calls", "max-tokens": "max-tokens"}
+FINISH_KINDS = frozenset({"stop", "tool-calls", "max-tokens"})
+"""The finishes a script may ask for (errors and aborts come from `error` and hangs)."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +162,7 @@ def build_response(params: Mapping[str, Any]) -> Response:
         close = not failing and not hang
         chunks += _text_block(index, "text", str(params["text"]), size, close=close)
         index += 1
-    if failing:
-        assert isinstance(error, Mapping)
+    if isinstance(error, Mapping):
         failure = _failure(error)
         chunks.append({"type": "finish", "reason": {"kind": "error", "failure": failure}})
         return Response(chunks=tuple(chunks), hang=False, delay=delay)
@@ -174,9 +174,10 @@ def build_response(params: Mapping[str, Any]) -> Response:
     if not hang:
         if params.get("usage") is not None:
             chunks.append(_usage(params["usage"]))
-        default_finish = "tool-calls" if calls else "stop"
-        kind = _FINISH_KINDS.get(str(params.get("finish", default_finish)), "stop")
-        chunks.append({"type": "finish", "reason": {"kind": kind}})
+        kind = str(params.get("finish", "tool-calls" if calls else "stop"))
+        chunks.append(
+            {"type": "finish", "reason": {"kind": kind if kind in FINISH_KINDS else "stop"}}
+        )
     return Response(chunks=tuple(chunks), hang=hang, delay=delay)
 
 
