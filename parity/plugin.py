@@ -62,6 +62,20 @@ class State:
     """Scenario files that did not validate (their items failed)."""
     _runner: Runner | None = None
 
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect scenario outcomes (on the xdist controller they arrive from workers).
+
+        A hook of this object, registered per config: the hook gets no config to find
+        the state through."""
+        if report.when == "teardown":
+            return
+        for key, value in report.user_properties:
+            if key == "parity_invalid" and value not in self.invalid:
+                self.invalid.append(str(value))
+        outcome = Outcome.from_properties(report.user_properties)
+        if outcome is not None and outcome not in self.outcomes:
+            self.outcomes.append(outcome)
+
     @property
     def runner(self) -> Runner:
         """The process's runner, created (with its imports) on first use."""
@@ -126,13 +140,15 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         base = cfg.root / ".cache" / "parity-runs"
         cache_dir, owns = base / uuid.uuid4().hex[:12], True
-    config.stash[STATE] = State(
+    state = State(
         config=cfg,
         cache_dir=cache_dir,
         owns_cache=owns,
         select=_split(config.getoption("targets", None)),
         require=_split(config.getoption("require_targets", "")) or set(),
     )
+    config.stash[STATE] = state
+    config.pluginmanager.register(state, "parity-state")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -145,6 +161,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
+    config.pluginmanager.unregister(state)
     if state._runner is not None:
         state._runner.close()
     if state.owns_cache:
@@ -470,33 +487,6 @@ def _unified(old: str, new: str, name: str, limit: int = 80) -> str:
 
 
 # -- results and summary ---------------------------------------------------------------
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """Collect scenario outcomes (on the xdist controller they arrive from workers)."""
-    if report.when == "teardown":
-        return
-    state = _state_of(report)
-    for key, value in report.user_properties:
-        if key == "parity_invalid" and state is not None and value not in state.invalid:
-            state.invalid.append(str(value))
-    outcome = Outcome.from_properties(report.user_properties)
-    if outcome is None:
-        return
-    if state is not None and outcome not in state.outcomes:
-        state.outcomes.append(outcome)
-
-
-_CONFIG: list[pytest.Config] = []
-
-
-def _state_of(_: object) -> State | None:
-    return _CONFIG[0].stash.get(STATE, None) if _CONFIG else None
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    _CONFIG[:] = [session.config]
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

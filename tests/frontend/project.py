@@ -75,29 +75,17 @@ class Project:
         return path
 
     def parity(
-        self, *args: str, ci: bool = False, timeout: float = 120
+        self, *args: str, ci: bool = False, timeout: float = 120, **env: str
     ) -> subprocess.CompletedProcess[str]:
-        """Run the `parity` CLI in the project."""
-        env = child_env(**({"CI": "true"} if ci else {}))
+        """Run the `parity` CLI in the project (`ci`: with CI=true; `env`: extra or
+        replaced variables, e.g. PATH)."""
         return subprocess.run(
             [sys.executable, "-m", "parity.cli", *args],
             cwd=self.root,
-            env=env,
+            env=child_env(**env, **({"CI": "true"} if ci else {})),
             capture_output=True,
             text=True,
             timeout=timeout,
-            check=False,
-        )
-
-    def parity_env(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        """Run the `parity` CLI with extra environment variables (e.g. PATH)."""
-        return subprocess.run(
-            [sys.executable, "-m", "parity.cli", *args],
-            cwd=self.root,
-            env=child_env(**env),
-            capture_output=True,
-            text=True,
-            timeout=120,
             check=False,
         )
 

@@ -102,7 +102,7 @@ def test_peers_install_runs_the_pinned_npm_install(project: Project, tmp_path: P
     )
     npm.chmod(0o755)
     env_path = f"{bin_dir}:/usr/bin:/bin"
-    done = project.parity_env("peers", "install", "qwen-code", PATH=env_path)
+    done = project.parity("peers", "install", "qwen-code", PATH=env_path)
     assert done.returncode == 0, done.stdout + done.stderr
     prefix = project.root / ".cache/peers/qwen-code"
     assert log.read_text().split() == [
@@ -116,14 +116,14 @@ def test_peers_install_runs_the_pinned_npm_install(project: Project, tmp_path: P
         "@qwen-code/qwen-code@0.15.10",
     ]
     assert "qwen-code: installed" in done.stdout
-    again = project.parity_env("peers", "install", "qwen-code", PATH=env_path)
+    again = project.parity("peers", "install", "qwen-code", PATH=env_path)
     assert "qwen-code: already installed" in again.stdout
-    listing = project.parity_env("peers", "list", PATH=env_path)
+    listing = project.parity("peers", "list", PATH=env_path)
     assert re.search(r"qwen-code\s+@qwen-code/qwen-code@0.15.10\s+installed", listing.stdout)
     assert re.search(r"opencode\s+opencode-ai@1.18.33\s+not installed", listing.stdout)
-    unknown = project.parity_env("peers", "install", "plus", PATH=env_path)
+    unknown = project.parity("peers", "install", "plus", PATH=env_path)
     assert unknown.returncode == 1 and "not installable: plus" in unknown.stdout
-    no_npm = project.parity_env("peers", "install", "opencode", PATH="/nonexistent")
+    no_npm = project.parity("peers", "install", "opencode", PATH="/nonexistent")
     assert no_npm.returncode == 1 and "npm not found on PATH" in no_npm.stdout
 
 
