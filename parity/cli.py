@@ -70,6 +70,9 @@ def cmd_run(args: argparse.Namespace, *, record: bool = False) -> int:
     import pytest
 
     config = _config(args)
+    if not args.scenarios and not config.scenarios_dir.is_dir():
+        print(f"parity: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
+        return 2
     return int(pytest.main(pytest_args(args, config, record=record)))
 
 

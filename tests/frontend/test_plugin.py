@@ -177,13 +177,15 @@ def test_stale_snapshot_shows_the_changed_field_then_tails(project: Project) -> 
     assert "Traceback" not in out
 
 
-def test_repo_scenarios_dir_is_not_required(project: Project) -> None:
-    """A project without scenarios still gets a clear, empty run (no crash)."""
+def test_missing_or_empty_scenarios_dir_gives_a_clear_message(project: Project) -> None:
     shutil.rmtree(project.root / "scenarios")
+    missing = project.parity("run")
+    assert missing.returncode == 2
+    assert f"parity: no scenarios directory at {project.root / 'scenarios'}" in missing.stderr
     project.write("scenarios/.keep", "")
-    done = project.parity("run")
-    assert done.returncode == 5  # pytest: no tests collected
-    assert "Traceback" not in done.stdout + done.stderr
+    empty = project.parity("run")
+    assert empty.returncode == 5  # pytest: no tests collected
+    assert "Traceback" not in empty.stdout + empty.stderr
 
 
 def test_an_undeclared_target_fails_instead_of_skipping(project: Project) -> None:
