@@ -367,6 +367,15 @@ class TargetItem(ScenarioItem):
         execution = assertion.executions[0]
         if matched:
             self.record("new" if execution.created else "pass")
+            problems = result.transcript.get("problems") or []
+            if (execution.created or execution.updated) and problems:
+                # A recording of a broken run would pass from now on: say so loudly.
+                self.warn(
+                    pytest.PytestWarning(
+                        f"{self.scenario.name}: the {self.target} snapshot was written from a "
+                        f"run with problems ({'; '.join(problems)[:300]}); review it"
+                    )
+                )
             return
         self.record("fail", "snapshot differs" if execution.recalled_data else "no snapshot")
         path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)

@@ -242,3 +242,14 @@ def test_snapshots_hold_no_machine_or_process_specific_values(project: Project) 
     assert "127.0.0.1" not in text and sys.executable not in text
     again = project.parity("run", ci=True)
     assert again.returncode == 0, again.stdout
+
+
+def test_recording_a_broken_run_warns(project: Project) -> None:
+    project.write(
+        "parity.toml",
+        mini_target("mini").replace('["{python}", ', '["{python}", "-c", "raise SystemExit(3)", '),
+    )
+    project.write("scenarios/demo/text.yaml", SINGLE)
+    done = project.parity("run")
+    assert project.snapshot("demo/text", "mini").exists()
+    assert "demo/text: the mini snapshot was written from a run with problems (" in done.stdout
