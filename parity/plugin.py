@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import abc
 import difflib
+import json
 import os
 import shutil
 import uuid
@@ -60,6 +61,8 @@ class State:
     """The scenarios directory itself was collected (so orphan directories count)."""
     invalid: list[str] = field(default_factory=list)
     """Scenario files that did not validate (their items failed)."""
+    masked: list[tuple[str, str, str, int, str]] = field(default_factory=list)
+    """Masks applied per run: (scenario, target, path, values masked, reason)."""
     _runner: Runner | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -72,6 +75,10 @@ class State:
         for key, value in report.user_properties:
             if key == "parity_invalid" and value not in self.invalid:
                 self.invalid.append(str(value))
+            elif key == "parity_masked" and isinstance(value, str):
+                row = tuple(json.loads(value))
+                if row not in self.masked:
+                    self.masked.append(row)
         outcome = Outcome.from_properties(report.user_properties)
         if outcome is not None and outcome not in self.outcomes:
             self.outcomes.append(outcome)
@@ -363,6 +370,7 @@ class TargetItem(ScenarioItem):
             # Outside CI a first run records the snapshot; in CI a missing one fails.
             update_new_snapshots_only=not _ci(),
         )
+        self._note_masks(result.view)
         matched = assertion == text
         execution = assertion.executions[0]
         if matched:
@@ -402,6 +410,14 @@ class TargetItem(ScenarioItem):
                 {self.target: result.transcript},
             )
         )
+
+    def _note_masks(self, view: Any) -> None:
+        """Attach the masks this run applied (and their reasons) for the summary."""
+        reasons = {m.path: m.reason for m in self.scenario.masks}
+        counts = view.get("masked", {}) if isinstance(view, dict) else {}
+        for path, count in counts.items():
+            row = [self.scenario.name, self.target, path, int(count), reasons.get(path, "")]
+            self.user_properties.append(("parity_masked", json.dumps(row)))
 
 
 class ParityItem(ScenarioItem):
@@ -547,6 +563,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     write("")
     write(rpt.counts_line(state.outcomes))
     for line in rpt.parity_notes(state.outcomes):
+        write(line)
+    for line in rpt.mask_lines(state.masked):
         write(line)
     if state.invalid:
         write(f"{len(state.invalid)} scenario file(s) invalid (not run):")

@@ -109,6 +109,23 @@ def counts_line(outcomes: Sequence[Outcome]) -> str:
     return ", ".join(f"{counts[s]} {s}" for s in order if counts[s]) or "nothing ran"
 
 
+def mask_lines(masked: Sequence[tuple[str, str, str, int, str]]) -> list[str]:
+    """Summary lines for applied masks: (scenario, target, path, count, reason) rows.
+
+    Every mask is listed with what it hid, so masking never silently swallows an
+    assertion; a mask that matched nothing is called out as stale."""
+    if not masked:
+        return []
+    lines = [
+        f"masks: {sum(1 for m in masked if m[3])} applied, "
+        f"{sum(1 for m in masked if not m[3])} matched nothing"
+    ]
+    for scenario, target, path, count, reason in sorted(masked):
+        what = f"{count} value(s) masked" if count else "matched nothing (stale mask?)"
+        lines.append(f"  {scenario} {target}: {path}: {what}" + (f" ({reason})" if reason else ""))
+    return lines
+
+
 # -- failure context -------------------------------------------------------------------
 
 

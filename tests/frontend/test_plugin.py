@@ -253,3 +253,23 @@ def test_recording_a_broken_run_warns(project: Project) -> None:
     done = project.parity("run")
     assert project.snapshot("demo/text", "mini").exists()
     assert "demo/text: the mini snapshot was written from a run with problems (" in done.stdout
+
+
+def test_masks_are_listed_in_the_summary_with_their_reasons(project: Project) -> None:
+    project.write("parity.toml", mini_target("mini", extra_env='MINI_NOISE = "1"'))
+    project.write(
+        "scenarios/demo/text.yaml",
+        SINGLE
+        + "masks:\n"
+        + '  - {path: "steps[0].result._meta.nonce", reason: a random nonce}\n'
+        + '  - {path: "steps[9].result", reason: a step that is gone}\n',
+    )
+    first = project.parity("run")
+    assert first.returncode == 0, first.stdout
+    assert "masks: 1 applied, 1 matched nothing" in first.stdout
+    assert "demo/text mini: steps[0].result._meta.nonce: 1 value(s) masked (a random nonce)" in (
+        first.stdout
+    )
+    assert "steps[9].result: matched nothing (stale mask?) (a step that is gone)" in first.stdout
+    # The nonce differs on every run; masked, the second run still matches.
+    assert project.parity("run", ci=True).returncode == 0
