@@ -65,15 +65,13 @@ class TargetSpec:
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """A target rendered for one run: what to execute, with which env and files."""
+    """A target rendered for one run: what to execute, with which env and files (the
+    driver's `Launch` carries the same; this module stays free of driver imports)."""
 
-    target: str
     argv: tuple[str, ...]
     env: Mapping[str, str]
     files: Mapping[str, str]
     """Relative path under home -> rendered text."""
-    family: str
-    dialect: str
     fixture_tools: str
 
 
@@ -116,12 +114,9 @@ def plan(
     }
     env = {k: render(v, values) for k, v in spec.env.items()}
     return LaunchPlan(
-        target=spec.name,
         argv=tuple(render(a, values) for a in spec.command),
         env=env,
         files={render(p, values): render(t, values) for p, t in spec.files.items()},
-        family=spec.family,
-        dialect=spec.dialect,
         fixture_tools=spec.fixture_tools,
     )
 
