@@ -45,9 +45,9 @@ SUFFIXES = (".yaml", ".yml")
 PARITY_MARK = "parity"
 
 
-@dataclass
+@dataclass(eq=False)  # hashable by identity: pluggy keeps registered plugins in sets
 class State:
-    """Per-process plugin state, kept in `config.stash`."""
+    """Per-process plugin state, kept in `config.stash` and registered as a plugin."""
 
     config: targets.Config
     cache_dir: Path

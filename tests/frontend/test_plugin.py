@@ -203,12 +203,15 @@ def test_snapshot_update_keeps_the_recording_of_a_target_that_cannot_run(
     project: Project,
 ) -> None:
     """Plain `pytest --snapshot-update` (testpaths, no path arguments) must not take
-    the snapshot of a skipped target for an unused one."""
+    the snapshot of a skipped target for an unused one. The project also has ordinary
+    tests with a conftest.py of their own, as this repository does."""
     project.write(
         "scenarios/demo/text.yaml",
         TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [ghost, mini]"),
     )
-    project.write("pytest.ini", "[pytest]\ntestpaths = scenarios\n")
+    project.write("pytest.ini", "[pytest]\ntestpaths = scenarios checks\n")
+    project.write("checks/conftest.py", "import pytest\n")
+    project.write("checks/test_plain.py", "def test_plain() -> None:\n    assert True\n")
     recording = project.write("snapshots/demo/text/ghost.yaml", "steps: []\n")
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "parity.plugin", "--snapshot-update", "-q"],
@@ -220,6 +223,7 @@ def test_snapshot_update_keeps_the_recording_of_a_target_that_cannot_run(
         check=False,
     )
     assert recording.exists(), done.stdout
+    assert "2 passed" in done.stdout and "INTERNALERROR" not in done.stdout
     assert "unused" not in done.stdout and "deleted" not in done.stdout
     assert "1 ran against a recording" in done.stdout  # and parity used it
 
