@@ -113,20 +113,14 @@ def _views(
 ) -> list[tuple[str, Any, dict[str, Any] | None]]:
     """(title, view, transcript) per target: a live run, else the recorded snapshot."""
     from parity.runner import Runner
-    from parity.snapshot import read_view
 
     out: list[tuple[str, Any, dict[str, Any] | None]] = []
     with Runner(config) as runner:
         for name in names:
-            why = runner.unavailable(name)
-            if why is None:
-                result = runner.result(scenario, name)
-                out.append((name, result.view, result.transcript))
-                continue
-            recorded = read_view(config.snapshots_dir, scenario.name, name)
-            if recorded is None:
+            view, transcript, why = runner.live_or_recorded(scenario, name)
+            if view is None:
                 raise SystemExit(f"parity: {name} cannot run ({why}) and has no snapshot")
-            out.append((f"{name} (recorded; {why})", recorded, None))
+            out.append((name if why is None else f"{name} (recorded; {why})", view, transcript))
     return out
 
 

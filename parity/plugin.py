@@ -430,20 +430,17 @@ class ParityItem(ScenarioItem):
     def _view(self, target: str) -> tuple[Any, dict[str, Any] | None, str]:
         """(view, transcript or None, note): a live run, else the recorded snapshot;
         `--require-targets` fails the check only where it would otherwise skip."""
-        why = self.unavailable(target, required_fails=False)
+        self.unavailable(target, required_fails=False)  # undeclared targets fail here
+        view, transcript, why = self.state.runner.live_or_recorded(self.scenario, target)
         if why is None:
-            result = self.state.runner.result(self.scenario, target)
-            return result.view, result.transcript, ""
-        from parity.snapshot import read_view
-
-        recorded = read_view(self.state.config.snapshots_dir, self.scenario.name, target)
-        if recorded is None:
+            return view, transcript, ""
+        if view is None:
             reason = f"{target} unavailable ({why}) and no recorded snapshot"
             if target in self.state.require:
                 raise ScenarioFailure(f"required parity check cannot run: {reason}")
             self.record("skip", reason)
             pytest.skip(reason)
-        return recorded, None, f"{target} unavailable, compared with its recorded snapshot"
+        return view, None, f"{target} unavailable, compared with its recorded snapshot"
 
     def check(self) -> None:
         ref_view, ref_transcript, ref_note = self._view(self.reference)

@@ -25,6 +25,7 @@ from parity.driver import Launch, RunPaths, run_scenario
 from parity.fakellm import FakeLLMThread
 from parity.normalize import scripted_tool_call_ids, view
 from parity.scenario import Scenario
+from parity.snapshot import read_view
 from parity.targets import Config, TargetSpec, availability, plan, run_setup
 from parity.transcript import Transcript
 
@@ -179,6 +180,17 @@ class Runner:
                 tmp.write_text(json.dumps(blob, default=str), encoding="utf-8")
                 tmp.replace(path)
             return result
+
+    def live_or_recorded(
+        self, scenario: Scenario, target: str
+    ) -> tuple[Any, dict[str, Any] | None, str | None]:
+        """`(view, transcript, None)` from a run when `target` can run here; otherwise
+        `(recorded view or None, None, why it cannot run)` from its snapshot."""
+        why = self.unavailable(target)
+        if why is None:
+            result = self.result(scenario, target)
+            return result.view, result.transcript, None
+        return read_view(self.config.snapshots_dir, scenario.name, target), None, why
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[Path | None]:
