@@ -36,6 +36,7 @@ from acp_plus.rpc import Connection, RequestContext, open_stdio
 from acp_plus.sessions import LiveSession, RouteInfo, close_all
 
 if TYPE_CHECKING:
+    from acp_plus.core.attachments import AttachmentStore
     from acp_plus.core.llm.base import ModelInfo, Provider, Router
     from acp_plus.core.store import SessionStore
     from acp_plus.core.tools.base import Tool
@@ -170,6 +171,7 @@ class Runtime:
     router: Router
     tools: list[Tool]
     store: SessionStore
+    attachments: AttachmentStore
 
     async def catalog(self) -> list[model_control.ProviderCatalog]:
         """Provider catalogs in the shape `model_control` reads."""
@@ -191,14 +193,24 @@ class Runtime:
             return RouteInfo(None, None)
         return route_info(await self.router.find_model(selection.provider, selection.model))
 
+    async def input_modalities(self, provider: str, model: str) -> list[str] | None:
+        """A route's declared input modalities for §5 image admission; None when the
+        catalog does not list the model. Raises when the catalog cannot be read."""
+        info = await self.router.find_model(provider, model)
+        if info is None:
+            return None
+        return list(info.get("inputModalities", ["text"]))
+
 
 async def build_runtime(config: Config) -> Runtime:
     """Create providers, tools and the store from the config (fetches catalogs)."""
+    from acp_plus.core.attachments import AttachmentStore
     from acp_plus.core.llm.base import Router
     from acp_plus.core.store import SessionStore
     from acp_plus.core.tools.builtin import builtin_tools
     from acp_plus.core.tools.fixture import fixture_tools
 
+    attachments = AttachmentStore.under_home(config.home)
     providers: list[Provider] = []
     tools: list[Tool] = list(builtin_tools()) if config.builtin_tools else []
     for spec in config.providers:
@@ -221,10 +233,10 @@ async def build_runtime(config: Config) -> Runtime:
                 api_key_env=spec.api_key_env,
                 models=tuple(model_infos(spec)),
             )
-            providers.append(OpenAIChatProvider(chat))
+            providers.append(OpenAIChatProvider(chat, read_attachment=attachments.read))
     router = Router(providers)
     await router.catalog()
-    return Runtime(router, tools, SessionStore(config.home))
+    return Runtime(router, tools, SessionStore(config.home), attachments)
 
 
 # ---------------------------------------------------------------------------------------
@@ -373,7 +385,7 @@ class Server:
         mcp_servers = self._validate_mcp(params, cwd)
         runtime = await self.runtime()
         log_ = runtime.store.create(cwd)
-        session = self._make_session(log_.id, cwd)
+        session = self._make_session(log_.id, cwd, runtime)
         self.activating.add(session.id)
         try:
             await self._start(session, runtime, log_, self._deployment_selection(), mcp_servers)
@@ -393,13 +405,15 @@ class Server:
 
         return validate(params.get("mcpServers"), cwd=cwd)
 
-    def _make_session(self, session_id: str, cwd: str) -> LiveSession:
+    def _make_session(self, session_id: str, cwd: str, runtime: Runtime) -> LiveSession:
         return LiveSession(
             session_id,
             cwd,
             send=self._send_update,
             client_request=self._client_request,
             image_advertised=lambda: self._image_advertised,
+            attachments=runtime.attachments,
+            resolve_modalities=runtime.input_modalities,
         )
 
     async def _start(
@@ -495,7 +509,7 @@ class Server:
             stored_cwd = header.get("cwd")
             if not isinstance(stored_cwd, str) or not same_directory(stored_cwd, cwd, _realpath):
                 raise invalid_params(f"session cwd does not match: {cwd}")
-            session = self._make_session(session_id, stored_cwd)
+            session = self._make_session(session_id, stored_cwd, runtime)
             selection = model_control.restore(
                 last_route(session_log.events()), self._deployment_selection()
             )

@@ -13,15 +13,26 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from acp_plus import model_control
 from acp_plus.codec import settle
-from acp_plus.content import ContentError, admit
+from acp_plus.content import (
+    ContentError,
+    admit,
+    check_image_modalities,
+    check_image_store,
+    image_route,
+    images,
+    route_unverified,
+    store_failure,
+    with_digests,
+)
 from acp_plus.core.agent import Agent, Route
 from acp_plus.core.approvals import ApprovalRequest
+from acp_plus.core.attachments import AttachmentStore, ImagePolicyError
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.errors import RpcError, internal_error, invalid_params, session_closing
 from acp_plus.rpc import RequestContext
@@ -38,6 +49,8 @@ PERMISSION_OPTIONS: list[dict[str, str]] = [
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 ClientRequest = Callable[[str, Any], Awaitable[Any]]
+ResolveModalities = Callable[[str, str], Awaitable[Sequence[str] | None]]
+"""A route's declared input modalities (None: the model declares none); may raise."""
 
 
 def permission_params(session_id: str, call_id: str) -> dict[str, Any]:
@@ -123,12 +136,16 @@ class LiveSession:
         send: Send,
         client_request: ClientRequest,
         image_advertised: Callable[[], bool],
+        attachments: AttachmentStore | None = None,
+        resolve_modalities: ResolveModalities | None = None,
     ) -> None:
         self.id = session_id
         self.cwd = cwd
         self.queue = OutputQueue(lambda update: send({"sessionId": session_id, "update": update}))
         self._client_request = client_request
         self._image_advertised = image_advertised
+        self._attachments = attachments
+        self._resolve_modalities = resolve_modalities
         self.selection: model_control.Selection | None = None
         self.route_info = RouteInfo(None, None)
         self.agent: Agent | None = None
@@ -216,20 +233,23 @@ class LiveSession:
 
     async def _prompt(self, run: PromptRun, blocks: Any) -> dict[str, Any]:
         await asyncio.sleep(0)  # let an already-aborted request's watcher run first
+        # The route is snapshotted once: image admission checks the route the turn runs on.
+        route = self.turn_route()
         try:
             if not isinstance(blocks, list):
                 raise ContentError("invalid", "unsupported ACP prompt content")
             content = admit(blocks, image_advertised=self._image_advertised())
             if any(part["type"] == "image" for part in content):
-                # No attachment store is part of the baseline (§5 "images").
-                raise ContentError("invalid", "no attachment store is mounted")
+                stored = await self._store_images(run, content, route)
+                if stored is None:
+                    return {"stopReason": "cancelled"}
+                content = stored
         except ContentError as exc:
             if run.cancel_requested:
                 return {"stopReason": "cancelled"}
             raise exc.to_rpc() from None
         if run.cancel_requested:
             return {"stopReason": "cancelled"}
-        route = self.turn_route()
         if route is None or self.agent is None:
             raise internal_error("prompt was not queued: no model route is configured")
         try:
@@ -249,6 +269,40 @@ class LiveSession:
         if isinstance(outcome, RpcError):
             raise outcome
         return outcome
+
+    async def _store_images(
+        self, run: PromptRun, content: list[dict[str, Any]], route: Route | None
+    ) -> list[dict[str, Any]] | None:
+        """§5 images: store mounted, route resolves and declares image input, then one
+        batch write. Returns the content with digests, or None if cancelled around the
+        write. Raises ContentError for every refusal."""
+        check_image_store(self._attachments is not None)
+        assert self._attachments is not None
+        provider, model = image_route(
+            route.provider if route else None,
+            route.model if route else None,
+            llm_mounted=self._resolve_modalities is not None,
+        )
+        assert self._resolve_modalities is not None
+        try:
+            modalities = await self._resolve_modalities(provider, model)
+        except Exception as exc:
+            log.warning("resolving %s/%s for image input failed: %s", provider, model, exc)
+            raise route_unverified() from None
+        check_image_modalities(model, modalities)
+        if run.cancel_requested:
+            return None
+        try:
+            digests = await asyncio.to_thread(self._attachments.save_batch, images(content))
+        except ImagePolicyError as exc:
+            raise store_failure(str(exc), policy=True) from None
+        except Exception as exc:
+            log.warning("storing the prompt image batch failed: %s", exc)
+            raise store_failure(str(exc), policy=False) from None
+        if run.cancel_requested:
+            # The images stay stored (content-addressed, unreferenced); no turn starts.
+            return None
+        return with_digests(content, digests)
 
     # -- cancel and close ----------------------------------------------------------------
 

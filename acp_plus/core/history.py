@@ -8,6 +8,9 @@ from acp_plus.core.events import RouteSet, text_block
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled before it produced a result."
 
+IMAGE_OMITTED_TEXT = "[image omitted: model has no image input]"
+"""What an image in the history becomes for a model without image input (§8.2)."""
+
 
 def build_messages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The canonical request `messages` (parity-stream) for the log so far.
@@ -56,6 +59,35 @@ def build_messages(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
     settle_pending()
     return messages
+
+
+def accepts_images(input_modalities: list[str] | None) -> bool:
+    """Whether a model with these declared input modalities takes images; a model that
+    declares none is text-only, as a parity-stream catalog entry defaults to `["text"]`."""
+    return input_modalities is not None and "image" in input_modalities
+
+
+def images_as_text(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """`messages` with every image block replaced by `IMAGE_OMITTED_TEXT` (§8.2).
+
+    For a model that does not declare image input, so a session whose history holds
+    images can switch to it and keep working. Messages without images are shared, not
+    copied.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, list) and any(_is_image(b) for b in content):
+            message = {
+                **message,
+                "content": [text_block(IMAGE_OMITTED_TEXT) if _is_image(b) else b for b in content],
+            }
+        out.append(message)
+    return out
+
+
+def _is_image(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "image"
 
 
 def last_route(events: list[dict[str, Any]]) -> RouteSet | None:

@@ -9,9 +9,12 @@ one `usage`, then exactly one `finish`. Providers report failures as a final
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, Protocol, TypedDict
+
+from acp_plus.core.history import accepts_images, images_as_text
 
 
 class Effort(TypedDict):
@@ -146,12 +149,19 @@ class Router:
         return None
 
     async def stream(self, req: ModelRequest) -> AsyncGenerator[dict[str, Any], None]:
-        """Stream from the provider that serves `req.provider`; unknown routes fail."""
+        """Stream from the provider that serves `req.provider`; unknown routes fail.
+
+        Images in the history reach only a model that declares image input; for any
+        other model they become text first (§8.2), whichever provider serves it.
+        """
         await self.catalog()
         target = self._routes.get(req.provider)
         if target is None:
             yield error_finish(f"no provider serves route {req.provider!r}", "NO_ADAPTER")
             return
+        info = await self.find_model(req.provider, req.model)
+        if not accepts_images(info.get("inputModalities", ["text"]) if info else None):
+            req = dataclasses.replace(req, messages=images_as_text(req.messages))
         # aclosing: an early stop by the consumer must close the HTTP response now, not at GC.
         async with contextlib.aclosing(target.stream(req)) as chunks:
             async for chunk in chunks:

@@ -11,10 +11,13 @@ prompt (naming the variable), never startup.
 from __future__ import annotations
 
 import asyncio
+import base64
+import dataclasses
 import importlib
+import logging
 import os
 import sys
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +45,13 @@ DEEPSEEK_MODELS: tuple[ModelInfo, ...] = (
         },
     },
 )
+
+log = logging.getLogger(__name__)
+
+ReadAttachment = Callable[[str], bytes]
+"""The bytes of a stored image by digest (`AttachmentStore.read`); raises when unavailable."""
+
+IMAGE_UNAVAILABLE_TEXT = "[image unavailable: the attachment is missing or corrupt]"
 
 _FINISH_KINDS = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 
@@ -78,9 +88,37 @@ def _user_content(blocks: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
             url = f"data:{b.get('mimeType', 'image/png')};base64,{b['data']}"
             parts.append({"type": "image_url", "image_url": {"url": url}})
         elif b.get("type") == "image":
-            # The log keeps a digest, not the bytes; say so rather than drop it silently.
-            parts.append({"type": "text", "text": "[image not available]"})
+            # No bytes could be found for this reference: say so rather than drop it.
+            parts.append({"type": "text", "text": IMAGE_UNAVAILABLE_TEXT})
     return parts
+
+
+def inline_images(messages: list[dict[str, Any]], read: ReadAttachment) -> list[dict[str, Any]]:
+    """`messages` with each stored image reference (`digest`) given its base64 `data`.
+
+    The session log keeps digests only; chat completions needs the bytes inline (as a
+    data URL). A reference `read` cannot serve stays without data and is sent as
+    `IMAGE_UNAVAILABLE_TEXT`: one damaged attachment must not break every later turn.
+    Blocking (reads files): run it in a worker thread.
+    """
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        content = message.get("content")
+        if not isinstance(content, list):
+            out.append(message)
+            continue
+        blocks: list[Any] = []
+        for block in content:
+            digest = block.get("digest") if isinstance(block, dict) else None
+            if block.get("type") == "image" and "data" not in block and isinstance(digest, str):
+                try:
+                    data = base64.b64encode(read(digest)).decode("ascii")
+                    block = {**block, "data": data}
+                except Exception as exc:
+                    log.warning("image %s left out of the request: %s", digest, exc)
+            blocks.append(block)
+        out.append({**message, "content": blocks})
+    return out
 
 
 def to_chat_messages(req: ModelRequest) -> list[dict[str, Any]]:
@@ -297,14 +335,27 @@ def _error_code(exc: Exception) -> str:
     return "PROVIDER_ERROR"
 
 
+def _has_image(messages: list[dict[str, Any]]) -> bool:
+    return any(
+        isinstance(b, dict) and b.get("type") == "image"
+        for m in messages
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+    )
+
+
 class OpenAIChatProvider:
     """Streams chat completions from one OpenAI-compatible endpoint."""
 
     def __init__(
-        self, config: OpenAIChatConfig | None = None, environ: Mapping[str, str] | None = None
+        self,
+        config: OpenAIChatConfig | None = None,
+        environ: Mapping[str, str] | None = None,
+        read_attachment: ReadAttachment | None = None,
     ):
         self.config = config or OpenAIChatConfig()
         self._environ = environ if environ is not None else os.environ
+        self._read_attachment = read_attachment
         self._client: Any = None
 
     async def catalog(self) -> list[ProviderInfo]:
@@ -341,6 +392,9 @@ class OpenAIChatProvider:
             await asyncio.to_thread(importlib.import_module, "openai")
         import openai
 
+        if self._read_attachment is not None and _has_image(req.messages):
+            messages = await asyncio.to_thread(inline_images, req.messages, self._read_attachment)
+            req = dataclasses.replace(req, messages=messages)
         params: dict[str, Any] = {
             "model": req.model,
             "messages": to_chat_messages(req),
