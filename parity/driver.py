@@ -7,8 +7,12 @@ It never raises because of what an agent does: timeouts, crashes, garbage and pr
 slips become `StepRecord.problem` / `Transcript.problems`, with the exit status and the
 stderr tail. It raises only for harness bugs.
 
-Layout: pure helpers (placeholders, labels, answers to client requests) first, then the
-`_Connection` (one process, its reader, pending requests), then `_Run` (the steps).
+This module is the run's orchestration: `_Run` (the steps, the recording, the client's
+answers, the current agent process) and the `run_scenario` entry point. Its parts live
+in modules of their own: `parity.steps` (labels, placeholders, the params each step
+sends), `parity.client_answers` (answers to the agent's permission, elicitation and fs
+requests), `parity.terminals` (the client's terminals) and `parity.connection` (one
+agent process and its JSON-RPC traffic). Names that moved there are re-exported here.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -29,22 +32,35 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from parity import jsonrpc
-from parity.process import AgentProcess, Ladder, agent_env, spawn
+from parity.client_answers import elicitation_answer as elicitation_answer
+from parity.client_answers import fs_answer as fs_answer
+from parity.client_answers import inside
+from parity.client_answers import method_not_found as method_not_found
+from parity.client_answers import permission_answer as permission_answer
+from parity.client_answers import permission_policy as permission_policy
+from parity.client_answers import permission_titles as permission_titles
+from parity.client_answers import pick_answer as pick_answer
+from parity.connection import EXIT_DRAIN as EXIT_DRAIN
+from parity.connection import AgentGone, Connection, StdinBlocked, id_key
+from parity.process import Ladder, agent_env, spawn
 from parity.scenario import Scenario, Step
+from parity.steps import CLIENT_INFO as CLIENT_INFO
+from parity.steps import PROTOCOL_VERSION as PROTOCOL_VERSION
+from parity.steps import SESSION_METHODS, initialize_params, list_params, session_params
+from parity.steps import ScriptError as ScriptError
+from parity.steps import step_label as step_label
+from parity.steps import substitute as substitute
+from parity.terminals import Terminals
 from parity.transcript import Direction, Frame, ModelRequest, StepRecord, Transcript
 
 DEFAULT_TIMEOUTS: dict[str, float] = {"startup": 15.0, "response": 15.0, "run": 120.0}
 """Seconds; a scenario's `timeouts` override these per key."""
 
-PROTOCOL_VERSION = 1
-CLIENT_INFO = {"name": "acp-parity", "version": "0.1.0"}
 MAX_FRAMES = 200_000
 """Frames recorded per run; a runaway agent's further lines are drained and counted,
 so it cannot exhaust the harness's memory."""
 MAX_PROBLEMS_PER_KIND = 20
 """Garbage lines beyond this many are counted instead of listed one by one."""
-EXIT_DRAIN = 0.5
-"""Seconds to let stdout drain after the process exited before calling it gone."""
 RAW_GRACE = 0.5
 """Seconds a `send_raw` of a non-request waits for an `id: null` error answer."""
 INTERRUPTED = "interrupted: the run was cancelled during this step"
@@ -93,163 +109,7 @@ class Launch:
     entry the driver appends to `mcpServers` in session/new, load and resume."""
 
 
-# --- pure helpers -----------------------------------------------------------------------
-
-_PLACEHOLDER = re.compile(r"\{(workdir|home|tmp|(?:session|request):[^{}\s]+)\}")
-
-
-class ScriptError(Exception):
-    """A step the driver cannot carry out as written (unknown session name, ...).
-
-    Schema validation catches most mistakes before a run; these are the ones only the
-    run can see, such as a session name whose `new_session` failed."""
-
-
-def substitute(value: Any, lookup: Callable[[str], str]) -> Any:
-    """`value` with every `{workdir}`, `{home}`, `{tmp}`, `{session:NAME}` and
-    `{request:NAME}` in its strings replaced through `lookup` (recursively). Other
-    braces are left alone, so JSON-looking text survives."""
-    if isinstance(value, str):
-        return _PLACEHOLDER.sub(lambda m: lookup(m.group(1)), value)
-    if isinstance(value, list):
-        return [substitute(v, lookup) for v in value]
-    if isinstance(value, dict):
-        return {k: substitute(v, lookup) for k, v in value.items()}
-    return value
-
-
-def step_label(step: Step) -> str:
-    """A short human label for a step, e.g. `prompt s1 "go"`."""
-    p = step.params if isinstance(step.params, dict) else {}
-    if step.kind == "prompt":
-        text = p.get("text")
-        shown = f' "{text[:40]}"' if isinstance(text, str) else " <content>"
-        return f"prompt {p.get('session', '?')}{shown}"
-    if step.kind in ("request", "notify"):
-        return f"{step.kind} {p.get('method', '?')}"
-    if step.kind == "new_session":
-        return f"new_session {p.get('as', '')}".rstrip()
-    if "session" in p:
-        return f"{step.kind} {p['session']}"
-    if step.kind == "wait":
-        return "wait " + ", ".join(f"{k}={v}" for k, v in sorted(p.items()))
-    return step.kind
-
-
-def pick_answer(policy: Any, index: int) -> Any:
-    """The `index`-th (0-based) answer of a policy that may be a list (last repeats)."""
-    if isinstance(policy, list):
-        return policy[min(index, len(policy) - 1)] if policy else None
-    return policy
-
-
-def permission_policy(policy: Any, titles: set[str]) -> tuple[str, Any]:
-    """Which answer list applies to a permission request, and the key counting its uses.
-
-    `policy` is the scenario's `client.permission`: answer(s), or
-    `{by_tool: {name: answer(s)}, default: answer(s)}` matched against `titles`.
-    """
-    if isinstance(policy, dict):
-        by_tool = policy.get("by_tool") or {}
-        for name in sorted(by_tool):
-            if name in titles:
-                return f"tool:{name}", by_tool[name]
-        return "default", policy.get("default", "cancelled")
-    return "all", policy
-
-
-def permission_answer(req_id: Any, params: Any, answer: Any) -> dict[str, Any]:
-    """The response to a session/request_permission, for one scenario answer:
-    `allow-once` / `reject-once` select the first offered option of that kind,
-    `cancelled` cancels, `error` is a JSON-RPC -32603."""
-    if answer == "error":
-        return jsonrpc.error(req_id, -32603, "Internal error")
-    if answer in ("allow-once", "reject-once"):
-        kind = answer.replace("-", "_")
-        options = params.get("options") if isinstance(params, dict) else None
-        for option in options if isinstance(options, list) else []:
-            if isinstance(option, dict) and option.get("kind") == kind:
-                return jsonrpc.result(
-                    req_id, {"outcome": {"outcome": "selected", "optionId": option.get("optionId")}}
-                )
-    # `cancelled`, or no option of the wanted kind was offered: the only neutral answer.
-    return jsonrpc.result(req_id, {"outcome": {"outcome": "cancelled"}})
-
-
-def permission_titles(params: Any, known_titles: Mapping[str, str]) -> set[str]:
-    """Names a permission request can be matched by: its toolCall title, or the title
-    of the earlier tool_call update with the same id (DSH sends only the id), each also
-    without an MCP-style `server__` / `server/` prefix."""
-    tool_call = params.get("toolCall") if isinstance(params, dict) else None
-    tool_call = tool_call if isinstance(tool_call, dict) else {}
-    names: set[str] = set()
-    for title in (tool_call.get("title"), known_titles.get(str(tool_call.get("toolCallId")))):
-        if isinstance(title, str):
-            names |= {title, title.rsplit("__", 1)[-1], title.rsplit("/", 1)[-1]}
-    return names
-
-
-def elicitation_answer(req_id: Any, answer: Any) -> dict[str, Any]:
-    """The response to an elicitation/create for one scenario answer: `accept`,
-    `decline`, `cancel`, or `{action, content}`."""
-    content: Any = None
-    if isinstance(answer, dict):
-        action, content = answer.get("action", "cancel"), answer.get("content")
-    else:
-        action = answer or "cancel"
-    value: dict[str, Any] = {"action": action}
-    if action == "accept":
-        value["content"] = content if content is not None else {}
-    return jsonrpc.result(req_id, value)
-
-
-def method_not_found(req_id: Any, method: str) -> dict[str, Any]:
-    """The standard JSON-RPC -32601 answer."""
-    return jsonrpc.error(req_id, -32601, "Method not found", {"method": method})
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def fs_answer(req_id: Any, method: str, params: Any, workdir: Path) -> dict[str, Any]:
-    """Serve fs/read_text_file or fs/write_text_file against files under `workdir`."""
-    params = params if isinstance(params, dict) else {}
-    raw_path = params.get("path")
-    if not isinstance(raw_path, str) or not os.path.isabs(raw_path):
-        return jsonrpc.error(req_id, -32602, "Invalid params: path must be absolute")
-    path = Path(os.path.realpath(raw_path))
-    if not _inside(path, Path(os.path.realpath(workdir))):
-        return jsonrpc.error(
-            req_id, -32602, f"Invalid params: path outside the workdir: {raw_path}"
-        )
-    if method == "fs/write_text_file":
-        content = params.get("content")
-        if not isinstance(content, str):
-            return jsonrpc.error(req_id, -32602, "Invalid params: content must be a string")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-        except OSError as exc:
-            return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
-        return jsonrpc.result(req_id, {})
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return jsonrpc.error(req_id, -32002, "Resource not found", {"path": raw_path})
-    except (OSError, UnicodeDecodeError) as exc:
-        return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
-    line, limit = params.get("line"), params.get("limit")
-    if isinstance(line, int) or isinstance(limit, int):
-        lines = text.splitlines(keepends=True)
-        start = max(line - 1, 0) if isinstance(line, int) else 0
-        end = start + limit if isinstance(limit, int) else None
-        text = "".join(lines[start:end])
-    return jsonrpc.result(req_id, {"content": text})
+# --- small helpers ----------------------------------------------------------------------
 
 
 def _tail(text: str, limit: int = 2000) -> str:
@@ -263,194 +123,6 @@ def _is_model_request(req: ModelRequest) -> bool:
     # A call for a model response in any dialect (side requests included: the fake
     # decides `side` only after telling listeners), not catalog, tool or MCP traffic.
     return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
-
-
-# --- one agent process ------------------------------------------------------------------
-
-
-class _AgentGone(Exception):
-    """The agent closed stdout (or its stdin broke) while a step needed it."""
-
-
-class _StdinBlocked(Exception):
-    """A line could not be written within the response timeout: the agent is not
-    reading its stdin and the pipe is full."""
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """A response to one of our requests: its frame, and the message in it (an element
-    when the frame is a batch)."""
-
-    frame: Frame
-    message: dict[str, Any]
-
-
-class _Connection:
-    """One agent process with its JSON-RPC traffic: reader task, pending requests."""
-
-    def __init__(self, run: _Run, agent: AgentProcess, index: int, spawned_at: float) -> None:
-        self.run = run
-        self.agent = agent
-        self.index = index
-        self.spawned_at = spawned_at
-        self.initialized = False
-        self.fresh = True
-        """No step has used this process yet (an initialize now gets the startup timeout)."""
-        self.pending: dict[Any, asyncio.Future[_Reply]] = {}
-        self.reported_exit = False
-        self.eof = asyncio.Event()
-        self.answering: dict[Any, asyncio.Task[None]] = {}
-        self.withdrawn: dict[Any, bool] = {}
-        self.reader = asyncio.get_running_loop().create_task(self._read())
-
-    async def response(self, fut: asyncio.Future[_Reply], timeout: float) -> _Reply:
-        """The response frame `fut` resolves to, within `timeout` seconds.
-
-        Raises TimeoutError, or `_AgentGone` when stdout ends or the process exits
-        first (a child that inherited stdout can keep it open after a crash)."""
-        exit_watch = asyncio.ensure_future(self.agent.wait_exit(timeout))
-        either: set[asyncio.Future[Any]] = {fut, exit_watch}
-        try:
-            await asyncio.wait(either, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            exit_watch.cancel()
-        if fut.done():
-            return fut.result()
-        if not self.agent.exited():
-            raise TimeoutError
-        # The process ended; its last lines may still be in the pipe.
-        try:
-            return await asyncio.wait_for(asyncio.shield(fut), EXIT_DRAIN)
-        except TimeoutError:
-            raise _AgentGone() from None
-
-    async def _read(self) -> None:
-        try:
-            while (line := await jsonrpc.read_line(self.agent.stdout)) is not None:
-                if len(self.run.transcript.frames) >= MAX_FRAMES:
-                    self.run.dropped += 1
-                    continue
-                self._dispatch(self.run.record_in(line, self.index))
-        except Exception as exc:
-            # A harness bug: say so in the transcript rather than pass it off as a crash.
-            self.run.problem("driver", f"driver error: stdout reader failed: {exc!r}")
-            raise
-        finally:
-            self.eof.set()
-            for fut in self.pending.values():
-                if not fut.done():
-                    fut.set_exception(_AgentGone())
-            self.run.tick()
-
-    def _dispatch(self, frame: Frame) -> None:
-        value = frame.message
-        if frame.parse_error is None and jsonrpc.is_batch(value):
-            # JSON-RPC allows answering a batch (which only `send_raw` sends) with one.
-            for item in value:
-                self._dispatch_one(frame, item)
-        else:
-            self._dispatch_one(frame, value)
-        self.run.tick()
-
-    def _dispatch_one(self, frame: Frame, msg: Any) -> None:
-        kind = jsonrpc.classify(msg) if frame.parse_error is None else "invalid"
-        if kind == "response":
-            fut = self.pending.pop(_id_key(msg["id"]), None)
-            if fut is not None and not fut.done():
-                fut.set_result(_Reply(frame, msg))
-        elif kind == "request":
-            key = _id_key(msg["id"])
-            task = asyncio.get_running_loop().create_task(self._answer(msg))
-            self.answering[key] = task
-            task.add_done_callback(lambda _: self.answering.pop(key, None))
-        elif kind == "notification":
-            if msg["method"] == "session/update":
-                self.run.note_update(frame.seq, msg.get("params"))
-            elif msg["method"] == "$/cancel_request":
-                self._withdrawn(msg.get("params"))
-        elif frame.parse_error is None:
-            self.run.problem(
-                "not-jsonrpc",
-                f"frame {frame.seq}: agent sent a JSON value that is not a JSON-RPC message",
-            )
-
-    async def _answer(self, msg: dict[str, Any]) -> None:
-        """Compute and send the answer to one agent request (a task per request)."""
-        try:
-            reply = await self.run.client_answer(msg)
-        except asyncio.CancelledError:
-            if not self.withdrawn.pop(_id_key(msg["id"]), False):
-                raise
-            reply = jsonrpc.error(msg["id"], -32800, "Request cancelled")
-        except Exception as exc:
-            self.run.problem("driver", f"driver error answering {msg['method']}: {exc!r}")
-            reply = jsonrpc.error(msg["id"], -32603, f"Internal error: {exc}")
-        try:
-            await self.send(reply)
-        except _AgentGone:
-            pass  # the step waiting on this agent reports it
-        except _StdinBlocked:
-            self.run.problem("stdin", f"the agent did not read our answer to {msg['method']}")
-
-    def _withdrawn(self, params: Any) -> None:
-        # The agent cancels a request it made (e.g. a terminal wait): stop answering it
-        # and reply -32800, as JSON-RPC cancellation asks.
-        key = _id_key(params.get("requestId") if isinstance(params, dict) else None)
-        task = self.answering.get(key)
-        if task is not None and not task.done():
-            self.withdrawn[key] = True
-            task.cancel()
-
-    async def send(self, message: Any) -> Frame:
-        """Record and write one message; raises `_AgentGone` if stdin is broken."""
-        return await self.send_text(jsonrpc.encode(message), message)
-
-    async def send_text(self, text: str, message: Any = None, error: str | None = None) -> Frame:
-        """Record and write one line (the frame is recorded unless the agent is known to
-        be gone; a write that then fails still shows what was attempted)."""
-        if self.eof.is_set() and self.agent.exited():
-            raise _AgentGone()
-        frame = self.run.record_out(text, message, error, self.index)
-        self.fresh = False
-        try:
-            self.agent.stdin.write(text.encode("utf-8") + b"\n")
-            await asyncio.wait_for(self.agent.stdin.drain(), self.run.timeouts["response"])
-        except TimeoutError:
-            raise _StdinBlocked() from None
-        except (ConnectionError, RuntimeError, OSError) as exc:
-            raise _AgentGone() from exc
-        return frame
-
-    def expect(self, *ids: Any) -> asyncio.Future[_Reply]:
-        """A future for the first response carrying any of `ids` (fails if stdout
-        ends). The caller removes the ids from `pending` when done."""
-        fut: asyncio.Future[_Reply] = asyncio.get_running_loop().create_future()
-        if self.eof.is_set():
-            fut.set_exception(_AgentGone())
-        for id_ in ids:
-            self.pending[_id_key(id_)] = fut
-        return fut
-
-    async def close(self, ladder: Ladder) -> None:
-        """Shutdown ladder; then stop the reader and any answer still running."""
-        await self.agent.shutdown(ladder)
-        try:
-            await asyncio.wait_for(asyncio.shield(self.reader), ladder.kill)
-        except TimeoutError:
-            # A grandchild that left the group can hold stdout open: stop listening.
-            self.reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.reader
-        tasks = list(self.answering.values())
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _id_key(id_: Any) -> Any:
-    # Ids are JSON values; make unhashable ones (agents can send anything) hashable.
-    return id_ if isinstance(id_, (str, int, float, type(None))) else repr(id_)
 
 
 # --- the run ----------------------------------------------------------------------------
@@ -484,7 +156,7 @@ class _Run:
         self.t0 = time.monotonic()
         self.loop = asyncio.get_running_loop()
         self.env = agent_env(os.environ, paths.home, paths.tmp, launch.env)
-        self.conn: _Connection | None = None
+        self.conn: Connection | None = None
         self.next_id = 0
         self.sessions: dict[str, Any] = {}
         self.prompts: dict[str, Any] = {}
@@ -502,7 +174,7 @@ class _Run:
         self.current = 0
         """Index in `transcript.steps` of the top-level step being run."""
         self._tick = asyncio.Event()
-        self.terminals = _Terminals(self)
+        self.terminals = Terminals(self.env, paths.workdir)
 
     # -- recording --
 
@@ -514,7 +186,10 @@ class _Run:
         self.transcript.frames.append(frame)
         return frame
 
-    def record_in(self, line: jsonrpc.Line, process: int) -> Frame:
+    def record_in(self, line: jsonrpc.Line, process: int) -> Frame | None:
+        if len(self.transcript.frames) >= MAX_FRAMES:
+            self.dropped += 1
+            return None
         parsed = jsonrpc.parse_line(line)
         frame = self._append(
             {
@@ -635,7 +310,7 @@ class _Run:
         except OSError as exc:
             raise _StepProblem(f"cannot start target {argv[0]!r}: {exc}") from exc
         self.transcript.processes.append(agent.record)
-        self.conn = _Connection(self, agent, len(self.transcript.processes) - 1, spawned_at)
+        self.conn = Connection(self, agent, len(self.transcript.processes) - 1, spawned_at)
 
     async def stop(self) -> None:
         conn, self.conn = self.conn, None
@@ -646,12 +321,12 @@ class _Run:
         if record.stopped_by == "exit" and not conn.reported_exit:
             self.problem("exit", f"agent exited by itself before teardown ({conn.agent.status()})")
 
-    def _live(self) -> _Connection:
+    def _live(self) -> Connection:
         if self.conn is None:
             raise _StepProblem("no agent process is running")
         return self.conn
 
-    async def _gone(self, conn: _Connection, label: str) -> _StepProblem:
+    async def _gone(self, conn: Connection, label: str) -> _StepProblem:
         # Give the process a moment to finish exiting so the status and tail are whole.
         await conn.agent.settle(1.0)
         conn.reported_exit = True
@@ -674,7 +349,7 @@ class _Run:
         return await self.exchange(record, self._live(), msg)
 
     async def exchange(
-        self, record: StepRecord, conn: _Connection, msg: dict[str, Any]
+        self, record: StepRecord, conn: Connection, msg: dict[str, Any]
     ) -> dict[str, Any]:
         """Send `msg` (a request) and wait for the response with its id."""
         fut = conn.expect(msg["id"])
@@ -689,7 +364,7 @@ class _Run:
         try:
             await conn.send_text(jsonrpc.encode(msg), msg)
             reply = await conn.response(fut, timeout)
-        except _AgentGone:
+        except AgentGone:
             raise await self._gone(conn, record.label) from None
         except TimeoutError:
             raise _StepProblem(
@@ -697,7 +372,7 @@ class _Run:
                 f"({self.timeouts[which]:g} s)"
             ) from None
         finally:
-            conn.pending.pop(_id_key(msg["id"]), None)
+            conn.pending.pop(id_key(msg["id"]), None)
         record.response = reply.message
         self.marks[record.index] = reply.frame.seq + 1
         if msg.get("method") == "initialize" and not conn.initialized:
@@ -713,7 +388,7 @@ class _Run:
         record.request = msg
         try:
             frame = await conn.send(msg)
-        except _AgentGone:
+        except AgentGone:
             raise await self._gone(conn, record.label) from None
         self.marks[record.index] = frame.seq + 1
 
@@ -755,7 +430,7 @@ class _Run:
         except ScriptError as exc:
             record.problem = f"{step.where}: {exc}"
             raise _StepProblem(record.problem) from exc
-        except _StdinBlocked:
+        except StdinBlocked:
             record.problem = (
                 f"could not send {record.label} within the response timeout "
                 f"({self.timeouts['response']:g} s): the agent is not reading its stdin"
@@ -776,7 +451,7 @@ class _Run:
             return
         p: dict[str, Any] = substitute(step.params or {}, self.lookup)
         if kind == "initialize":
-            await self.call(record, "initialize", self.initialize_params(p))
+            await self.call(record, "initialize", initialize_params(p, self.client))
         elif kind == "authenticate":
             await self.call(record, "authenticate", {"methodId": p.get("method_id")})
         elif kind in ("new_session", "load_session", "resume_session"):
@@ -811,23 +486,6 @@ class _Run:
         else:
             raise ScriptError(f"unknown step kind {kind!r}")
 
-    def initialize_params(self, p: Mapping[str, Any]) -> dict[str, Any]:
-        caps = dict(p.get("capabilities", self.client.get("capabilities")) or {})
-        fs = self.client.get("fs")
-        if isinstance(fs, dict):
-            caps["fs"] = {
-                **(caps.get("fs") or {}),
-                "readTextFile": bool(fs.get("read")),
-                "writeTextFile": bool(fs.get("write")),
-            }
-        if self.client.get("terminal"):
-            caps["terminal"] = True
-        return {
-            "protocolVersion": p.get("protocol_version", PROTOCOL_VERSION),
-            "clientCapabilities": caps,
-            "clientInfo": CLIENT_INFO,
-        }
-
     def mcp_servers(self, p: Mapping[str, Any]) -> list[Any]:
         servers = list(p.get("mcp_servers") or [])
         mode = p.get("fixture_tools", "auto")
@@ -841,17 +499,9 @@ class _Run:
         return servers
 
     async def session_step(self, record: StepRecord, kind: str, p: Mapping[str, Any]) -> None:
-        params: dict[str, Any] = {}
-        if kind != "new_session":
-            params["sessionId"] = self.session_id(p)
-        params["cwd"] = p.get("cwd", str(self.paths.workdir))
-        params["mcpServers"] = self.mcp_servers(p)
-        if "additional_directories" in p:
-            params["additionalDirectories"] = p["additional_directories"]
-        method = {"new_session": "session/new", "load_session": "session/load"}.get(
-            kind, "session/resume"
-        )
-        response = await self.call(record, method, params)
+        sid = self.session_id(p) if kind != "new_session" else None
+        params = session_params(kind, p, sid, self.paths.workdir, self.mcp_servers(p))
+        response = await self.call(record, SESSION_METHODS[kind], params)
         if kind == "new_session":
             result = response.get("result")
             sid = result.get("sessionId") if isinstance(result, dict) else None
@@ -859,16 +509,7 @@ class _Run:
                 self.sessions[str(p.get("as"))] = sid
 
     async def list_step(self, record: StepRecord, p: Mapping[str, Any]) -> None:
-        params: dict[str, Any] = {}
-        if "cwd" in p:
-            params["cwd"] = p["cwd"]
-        if p.get("cursor") == "next":
-            if not isinstance(self.last_cursor, str):
-                raise ScriptError("cursor: next, but the previous list had no nextCursor")
-            params["cursor"] = self.last_cursor
-        elif "cursor" in p:
-            params["cursor"] = p["cursor"]
-        response = await self.call(record, "session/list", params)
+        response = await self.call(record, "session/list", list_params(p, self.last_cursor))
         result = response.get("result")
         self.last_cursor = result.get("nextCursor") if isinstance(result, dict) else None
 
@@ -900,7 +541,7 @@ class _Run:
             record.problem = "the cancel trigger never fired before the prompt ended"
 
     async def cancel_when(
-        self, conn: _Connection, trigger: Mapping[str, Any], sid: Any, req_id: Any, start: int
+        self, conn: Connection, trigger: Mapping[str, Any], sid: Any, req_id: Any, start: int
     ) -> None:
         """Wait for a prompt's cancel trigger, then send the cancel."""
         after = trigger.get("after") or {}
@@ -956,12 +597,12 @@ class _Run:
                             f"no response to {record.label} within the response timeout "
                             f"({grace:g} s)"
                         ) from None
-        except _AgentGone:
+        except AgentGone:
             raise await self._gone(conn, record.label) from None
         finally:
             for id_ in ids:
-                if conn.pending.get(_id_key(id_)) is fut:
-                    del conn.pending[_id_key(id_)]
+                if conn.pending.get(id_key(id_)) is fut:
+                    del conn.pending[id_key(id_)]
 
     async def wait_step(self, record: StepRecord, p: Mapping[str, Any], since: int) -> None:
         if "ms" in p:
@@ -1000,143 +641,13 @@ class _Run:
         self.marks[record.index] = max(marks)
 
 
-# --- terminals (served only when the scenario declares `client.terminal`) --------------
-
-
-@dataclass
-class _Terminal:
-    proc: asyncio.subprocess.Process
-    limit: int | None
-    output: bytearray = field(default_factory=bytearray)
-    truncated: bool = False
-    pump: asyncio.Task[None] | None = None
-
-
-class _Terminals:
-    """terminal/* for agents that use the client's terminals: real processes in their
-    own groups under the workdir, killed at teardown."""
-
-    def __init__(self, run: _Run) -> None:
-        self.run = run
-        self.items: dict[str, _Terminal] = {}
-        self.released: list[_Terminal] = []
-        self.created = 0
-
-    async def answer(self, req_id: Any, method: str, params: Any) -> dict[str, Any]:
-        """Serve one terminal/* request."""
-        params = params if isinstance(params, dict) else {}
-        if method == "terminal/create":
-            return await self.create(req_id, params)
-        if method not in _TERMINAL_METHODS:
-            return method_not_found(req_id, method)
-        term_id = str(params.get("terminalId"))
-        term = self.items.get(term_id)
-        if term is None:
-            return jsonrpc.error(req_id, -32602, f"Invalid params: unknown terminalId: {term_id}")
-        if method == "terminal/output":
-            value: dict[str, Any] = {
-                "output": term.output.decode("utf-8", errors="replace"),
-                "truncated": term.truncated,
-            }
-            if term.proc.returncode is not None:
-                value["exitStatus"] = _exit_status(term.proc.returncode)
-            return jsonrpc.result(req_id, value)
-        if method == "terminal/wait_for_exit":
-            returncode = await term.proc.wait()
-            if term.pump is not None:
-                await term.pump
-            return jsonrpc.result(req_id, _exit_status(returncode))
-        _kill(term)
-        if method == "terminal/release":
-            # Kept for teardown, which waits for the process and its output pump.
-            self.released.append(self.items.pop(term_id))
-        return jsonrpc.result(req_id, {})
-
-    async def create(self, req_id: Any, params: Mapping[str, Any]) -> dict[str, Any]:
-        command = params.get("command")
-        args = params.get("args") or []
-        if not isinstance(command, str) or not isinstance(args, list):
-            return jsonrpc.error(req_id, -32602, "Invalid params: command must be a string")
-        env = dict(self.run.env)
-        for item in params.get("env") or []:
-            if isinstance(item, dict) and isinstance(item.get("name"), str):
-                env[item["name"]] = str(item.get("value", ""))
-        cwd = params.get("cwd") or str(self.run.paths.workdir)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                command,
-                *[str(a) for a in args],
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                env=env,
-                cwd=cwd,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
-        limit = params.get("outputByteLimit")
-        term = _Terminal(proc, limit if isinstance(limit, int) else None)
-        term.pump = self.run.loop.create_task(_pump(term))
-        self.created += 1
-        term_id = f"term-{self.created}"
-        self.items[term_id] = term
-        return jsonrpc.result(req_id, {"terminalId": term_id})
-
-    async def close(self) -> None:
-        """Kill every terminal's process group and wait for it (teardown)."""
-        terms = [*self.items.values(), *self.released]
-        self.items.clear()
-        self.released.clear()
-        for term in terms:
-            _kill(term)
-        for term in terms:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(term.proc.wait(), 2.0)
-            if term.pump is not None:
-                term.pump.cancel()
-                await asyncio.gather(term.pump, return_exceptions=True)
-
-
-_TERMINAL_METHODS = (
-    "terminal/output",
-    "terminal/wait_for_exit",
-    "terminal/kill",
-    "terminal/release",
-)
-
-
-def _exit_status(returncode: int) -> dict[str, Any]:
-    if returncode < 0:
-        return {"exitCode": None, "signal": signal.Signals(-returncode).name}
-    return {"exitCode": returncode, "signal": None}
-
-
-def _kill(term: _Terminal) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(term.proc.pid, signal.SIGKILL)
-
-
-async def _pump(term: _Terminal) -> None:
-    assert term.proc.stdout is not None
-    while chunk := await term.proc.stdout.read(65536):
-        term.output += chunk
-        if term.limit is not None and len(term.output) > term.limit:
-            # Keep the tail, cut at a character boundary (ACP truncates from the start).
-            cut = len(term.output) - term.limit
-            while cut < len(term.output) and (term.output[cut] & 0xC0) == 0x80:
-                cut += 1
-            del term.output[:cut]
-            term.truncated = True
-
-
 # --- entry point ------------------------------------------------------------------------
 
 
 def _seed(base: Path, files: Mapping[str, str], what: str) -> None:
     for rel, text in files.items():
         path = (base / rel).resolve()
-        if os.path.isabs(rel) or not _inside(path, base):
+        if os.path.isabs(rel) or not inside(path, base):
             raise ScriptError(f"{what} path escapes its directory: {rel!r}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
