@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -110,18 +112,26 @@ def cmd_peers(args: argparse.Namespace) -> int:
 
 def _views(
     config: targets.Config, scenario: Any, names: Sequence[str]
-) -> list[tuple[str, Any, dict[str, Any] | None]]:
-    """(title, view, transcript) per target: a live run, else the recorded snapshot."""
+) -> list[tuple[str, Any, Any]]:
+    """(title, view, RunResult or None) per target: a live run, else the recorded snapshot."""
     from parity.runner import Runner
 
-    out: list[tuple[str, Any, dict[str, Any] | None]] = []
+    out: list[tuple[str, Any, Any]] = []
     with Runner(config) as runner:
         for name in names:
-            view, transcript, why = runner.live_or_recorded(scenario, name)
+            view, result, why = runner.live_or_recorded(scenario, name)
             if view is None:
                 raise SystemExit(f"parity: {name} cannot run ({why}) and has no snapshot")
-            out.append((name if why is None else f"{name} (recorded; {why})", view, transcript))
+            out.append((name if why is None else f"{name} (recorded; {why})", view, result))
     return out
+
+
+def _findings_comment(config: targets.Config, name: str, result: Any) -> str:
+    """A run's conformance findings as YAML comments (the view above stays parseable)."""
+    if result is None:
+        return "# conformance: not checked (recorded snapshot, no run)"
+    block = report.findings_block(result.findings, config.targets[name].conformance)
+    return "\n".join(f"# {line}" for line in block.splitlines())
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -134,18 +144,22 @@ def cmd_show(args: argparse.Namespace) -> int:
         raise SystemExit("parity show: at most two targets (side by side)")
     views = _views(config, scenario, names)
     if args.raw:
-        for title, _, transcript in views:
+        for title, _, result in views:
+            transcript = result.transcript if result is not None else {}
             print(f"--- {title}: raw transcript tail")
-            print(report.transcript_tail(transcript or {}, frames=args.frames))
+            print(report.transcript_tail(transcript, frames=args.frames))
             print(f"--- {title}: stderr tail")
-            print(report.stderr_tail(transcript or {}))
-        return 0
-    if len(views) == 1:
+            print(report.stderr_tail(transcript))
+    elif len(views) == 1:
         print(f"# {scenario.name} on {views[0][0]}")
         print(dump_view(views[0][1]), end="")
-        return 0
-    (ta, va, _), (tb, vb, _) = views
-    print(report.side_by_side(dump_view(va), dump_view(vb), (ta, tb), width=args.width))
+    else:
+        (ta, va, _), (tb, vb, _) = views
+        print(report.side_by_side(dump_view(va), dump_view(vb), (ta, tb), width=args.width))
+    for name, (title, _, result) in zip(names, views, strict=True):
+        if len(views) > 1:
+            print(f"# {title}:")
+        print(_findings_comment(config, name, result))
     return 0
 
 
@@ -267,8 +281,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def install_sigterm_handler() -> None:
+    """Turn SIGTERM into SystemExit, so a terminated harness unwinds and the driver's
+    atexit hook kills every agent process group it started (the default action would end
+    the interpreter without running it, leaving agents behind in their own groups).
+
+    An inherited SIG_IGN is kept: whoever started us asked not to be stopped that way.
+    `parity run` hands over to pytest, whose plugin installs its own handler for the
+    session (a SystemExit inside a test would only fail that test)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `parity` console script."""
+    install_sigterm_handler()
     argv = list(sys.argv[1:] if argv is None else argv)
     # Everything after `--` goes to pytest untouched (run and record only).
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []

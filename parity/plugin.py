@@ -25,6 +25,8 @@ import difflib
 import json
 import os
 import shutil
+import signal
+import threading
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -63,7 +65,11 @@ class State:
     """Scenario files that did not validate (their items failed)."""
     masked: list[tuple[str, str, str, int, str]] = field(default_factory=list)
     """Masks applied per run: (scenario, target, path, values masked, reason)."""
+    findings: list[rpt.FindingsRow] = field(default_factory=list)
+    """Conformance findings per run: (scenario, target, policy, findings)."""
     _runner: Runner | None = None
+    previous_sigterm: Any = None
+    """The SIGTERM handler before the session's own (restored at unconfigure)."""
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect scenario outcomes (on the xdist controller they arrive from workers).
@@ -79,6 +85,11 @@ class State:
                 row = tuple(json.loads(value))
                 if row not in self.masked:
                     self.masked.append(row)
+            elif key == "parity_findings" and isinstance(value, str):
+                scenario, target, policy, found = json.loads(value)
+                finding_row = (scenario, target, policy, tuple(found))
+                if finding_row not in self.findings:
+                    self.findings.append(finding_row)
         outcome = Outcome.from_properties(report.user_properties)
         if outcome is not None and outcome not in self.outcomes:
             self.outcomes.append(outcome)
@@ -94,6 +105,29 @@ class State:
 
 
 STATE = pytest.StashKey[State]()
+
+
+class Terminated(KeyboardInterrupt):
+    """The session got SIGTERM. A KeyboardInterrupt because pytest ends the whole session
+    on one (running teardown, sessionfinish and unconfigure, then exiting, so the driver's
+    atexit hook kills every agent group); a SystemExit raised inside a test would only
+    fail that test, and the session would start the next agent."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated(f"parity: terminated by signal {signum}")
+
+
+def _install_sigterm(state: State) -> None:
+    """Install the session's SIGTERM handler, where Python allows it (the main thread;
+    xdist workers run tests there too) and unless SIGTERM is inherited as ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:
+        return
+    state.previous_sigterm = previous
+    signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def _split(value: str | None) -> set[str] | None:
@@ -156,6 +190,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.stash[STATE] = state
     config.pluginmanager.register(state, "parity-state")
+    _install_sigterm(state)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -169,6 +204,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if state is None:
         return
     config.pluginmanager.unregister(state)
+    if state.previous_sigterm is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, state.previous_sigterm)
     if state._runner is not None:
         state._runner.close()
     if state.owns_cache:
@@ -353,9 +390,36 @@ class TargetItem(ScenarioItem):
         if why is not None:
             self.record("skip", why)
             pytest.skip(f"{self.target} unavailable: {why}")
-        self._check(self.state.runner.result(self.scenario, self.target))
+        result = self.state.runner.result(self.scenario, self.target)
+        policy = self.state.config.targets[self.target].conformance
+        self._note_findings(result.findings, policy)
+        status, reason, failure = self._snapshot(result)
+        blocking = result.findings if policy == "fail" else []
+        if blocking:
+            # Findings first: a protocol slip explains a snapshot change, not the reverse.
+            counted = f"{len(blocking)} conformance finding(s)"
+            self.record("fail", f"{counted}; {reason}" if reason else counted)
+            headline = (
+                f"{self.scenario.name}: {self.target} broke the ACP protocol "
+                f'(conformance = "fail" for this target)'
+            )
+            block = rpt.findings_block(blocking, policy)
+            if failure is None:
+                text = rpt.failure_text(
+                    headline,
+                    f"{block}\n\nsnapshot: {status}",
+                    {self.target: result.transcript},
+                )
+            else:
+                text = f"{headline}\n\n{block}\n\n{failure}"
+            raise ScenarioFailure(text)
+        if failure is not None:
+            self.record("fail", reason)
+            raise ScenarioFailure(failure)
+        self.record(status)
 
-    def _check(self, result: RunResult) -> None:
+    def _snapshot(self, result: RunResult) -> tuple[rpt.Status, str, str | None]:
+        """Check (or record) the snapshot: `(status, reason, failure text or None)`."""
         from syrupy.assertion import SnapshotAssertion
         from syrupy.location import PyTestLocation
 
@@ -374,7 +438,6 @@ class TargetItem(ScenarioItem):
         matched = assertion == text
         execution = assertion.executions[0]
         if matched:
-            self.record("new" if execution.created else "pass")
             problems = result.transcript.get("problems") or []
             if (execution.created or execution.updated) and problems:
                 # A recording of a broken run would pass from now on: say so loudly.
@@ -384,8 +447,7 @@ class TargetItem(ScenarioItem):
                         f"run with problems ({'; '.join(problems)[:300]}); review it"
                     )
                 )
-            return
-        self.record("fail", "snapshot differs" if execution.recalled_data else "no snapshot")
+            return ("new" if execution.created else "pass"), "", None
         path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
         rel = os.path.relpath(path, self.config.invocation_params.dir)
         if execution.recalled_data is None:
@@ -393,23 +455,27 @@ class TargetItem(ScenarioItem):
                 f"{self.scenario.name}: no snapshot for {self.target} at {rel} "
                 "(CI=true: snapshots are not written in CI; run `parity record` and commit it)"
             )
-            raise ScenarioFailure(
-                rpt.failure_text(headline, text, {self.target: result.transcript})
-            )
+            failure = rpt.failure_text(headline, text, {self.target: result.transcript})
+            return "fail", "no snapshot", failure
         recorded = str(execution.recalled_data)
         headline = (
             f"{self.scenario.name}: {self.target} no longer matches its snapshot {rel} "
             "(if the change is intended: `parity record`, then review the diff)"
         )
-        raise ScenarioFailure(
-            rpt.failure_text(
-                headline,
-                _categorized(self.scenario, recorded, text, ("snapshot", self.target))
-                + "\n\n"
-                + _unified(recorded, text, rel),
-                {self.target: result.transcript},
-            )
+        failure = rpt.failure_text(
+            headline,
+            _categorized(self.scenario, recorded, text, ("snapshot", self.target))
+            + "\n\n"
+            + _unified(recorded, text, rel),
+            {self.target: result.transcript},
         )
+        return "fail", "snapshot differs", failure
+
+    def _note_findings(self, findings: list[str], policy: str) -> None:
+        """Attach the run's conformance findings for the summary (not to the snapshot)."""
+        if findings:
+            row = [self.scenario.name, self.target, policy, findings]
+            self.user_properties.append(("parity_findings", json.dumps(row)))
 
     def _note_masks(self, view: Any) -> None:
         """Attach the masks this run applied (and their reasons) for the summary."""
@@ -431,9 +497,9 @@ class ParityItem(ScenarioItem):
         """(view, transcript or None, note): a live run, else the recorded snapshot;
         `--require-targets` fails the check only where it would otherwise skip."""
         self.unavailable(target, required_fails=False)  # undeclared targets fail here
-        view, transcript, why = self.state.runner.live_or_recorded(self.scenario, target)
-        if why is None:
-            return view, transcript, ""
+        view, result, why = self.state.runner.live_or_recorded(self.scenario, target)
+        if result is not None:
+            return view, result.transcript, ""
         if view is None:
             reason = f"{target} unavailable ({why}) and no recorded snapshot"
             if target in self.state.require:
@@ -562,6 +628,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in rpt.parity_notes(state.outcomes):
         write(line)
     for line in rpt.mask_lines(state.masked):
+        write(line)
+    for line in rpt.findings_lines(state.findings):
         write(line)
     if state.invalid:
         write(f"{len(state.invalid)} scenario file(s) invalid (not run):")

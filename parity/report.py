@@ -126,6 +126,47 @@ def mask_lines(masked: Sequence[tuple[str, str, str, int, str]]) -> list[str]:
     return lines
 
 
+FindingsRow = tuple[str, str, str, Sequence[str]]
+"""(scenario, target, policy, rendered findings) of one run."""
+
+FINDINGS_SHOWN = 5
+"""Findings listed per run in the summary; the rest are counted (`parity show` has all)."""
+
+
+def _kind(finding: str) -> str:
+    # Rendered findings start with `[kind]` (`conformance.Finding.__str__`).
+    return finding[1 : finding.index("]")] if finding.startswith("[") and "]" in finding else "?"
+
+
+def findings_lines(rows: Sequence[FindingsRow], shown: int = FINDINGS_SHOWN) -> list[str]:
+    """Summary lines for conformance findings, per scenario x target, counted by kind.
+
+    Rows without findings are left out; under `fail` the run's item already failed, under
+    `warn` this is the only place the findings show (besides `parity show`)."""
+    rows = [r for r in rows if r[3]]
+    if not rows:
+        return []
+    total = sum(len(r[3]) for r in rows)
+    lines = [f"conformance findings: {total} in {len(rows)} run(s)"]
+    for scenario, target, policy, found in sorted(rows, key=lambda r: (r[0], r[1])):
+        kinds = Counter(_kind(f) for f in found)
+        counted = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        effect = "failed its item" if policy == "fail" else "warning only"
+        lines.append(f"  {scenario} {target} ({policy}: {effect}): {counted}")
+        lines += [f"    {f}" for f in found[:shown]]
+        if len(found) > shown:
+            lines.append(f"    ... {len(found) - shown} more (`parity show {scenario} {target}`)")
+    return lines
+
+
+def findings_block(found: Sequence[str], policy: str) -> str:
+    """The findings of one run as text: a failing item's opening, or `parity show`'s."""
+    if not found:
+        return "conformance: no findings"
+    head = f"conformance ({policy}): {len(found)} finding(s)"
+    return "\n".join([head, *(f"  {f}" for f in found)])
+
+
 # -- failure context -------------------------------------------------------------------
 
 

@@ -5,6 +5,11 @@ run its own run id, hence its own base URL and script. Results can be shared bet
 processes through a cache directory: under pytest-xdist, a target's snapshot item and the
 parity items that need the same run may land on different workers, and a file lock per
 (scenario, target) makes sure the agent runs once per session, not once per item.
+
+Every run is also checked for conformance (`parity.conformance`): the findings travel
+with the result, never into its view, so snapshots stay free of them (some peers send
+late updates nondeterministically); the target's `conformance` policy decides what
+they do (see `parity.plugin`).
 """
 
 from __future__ import annotations
@@ -16,14 +21,17 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from parity.acp_schema import SchemaError
+from parity.conformance import findings
 from parity.driver import Launch, RunPaths, run_scenario
 from parity.fakellm import FakeLLMThread
 from parity.normalize import scripted_tool_call_ids, view
+from parity.process import Ladder
 from parity.scenario import Scenario
 from parity.snapshot import read_view
 from parity.targets import Config, TargetSpec, availability, plan, run_setup
@@ -40,6 +48,8 @@ class RunResult:
     """The normalized view (the snapshot's content)."""
     transcript: dict[str, Any]
     """`Transcript.to_dict()`: frames, steps, model requests, processes, problems."""
+    findings: list[str]
+    """Conformance findings of the run, rendered (`str(Finding)`), in frame order."""
 
 
 def profile_of(scenario: Scenario) -> str:
@@ -59,6 +69,29 @@ def normalized(scenario: Scenario, transcript: Transcript) -> Any:
         scripted_ids=scripted_tool_call_ids(scenario),
     )
     return json.loads(json.dumps(data))
+
+
+def client_capabilities(transcript: Transcript) -> Mapping[str, Any]:
+    """The capabilities the harness advertised: the `clientCapabilities` of the first
+    `initialize` request it sent ({} when it sent none, so every fs/terminal call counts
+    as unadvertised)."""
+    for frame in transcript.frames:
+        msg = frame.message
+        if frame.direction == "out" and isinstance(msg, dict) and msg.get("method") == "initialize":
+            params = msg.get("params")
+            caps = params.get("clientCapabilities") if isinstance(params, dict) else None
+            return caps if isinstance(caps, dict) else {}
+    return {}
+
+
+def conformance_findings(transcript: Transcript) -> list[str]:
+    """The run's conformance findings, rendered; without the ACP schema, one `unchecked`
+    entry saying how to get it (a missing schema must not read as a clean run)."""
+    try:
+        # The schema is loaded and indexed once per process (`conformance` caches it).
+        return [str(f) for f in findings(transcript, client_capabilities(transcript))]
+    except SchemaError as exc:
+        return [f"[unchecked] conformance not checked: {exc}"]
 
 
 def make_launcher(spec: TargetSpec, repo: Path, llm_base: str) -> Callable[[RunPaths], Launch]:
@@ -147,7 +180,14 @@ class Runner:
         try:
             launcher = make_launcher(spec, self.config.root, run.base_url)
             transcript: Transcript = asyncio.run(
-                run_scenario(scenario, launcher, llm_run=run, run_id=run_id, target=target)
+                run_scenario(
+                    scenario,
+                    launcher,
+                    llm_run=run,
+                    run_id=run_id,
+                    target=target,
+                    ladder=Ladder(eof=spec.shutdown_eof),
+                )
             )
         finally:
             fake.close_run(run_id)
@@ -166,16 +206,23 @@ class Runner:
         with self._locked(key) as path:
             if path is not None and path.exists():
                 data = json.loads(path.read_text(encoding="utf-8"))
-                return RunResult(scenario.name, target, data["view"], data["transcript"])
+                return RunResult(
+                    scenario.name, target, data["view"], data["transcript"], data["findings"]
+                )
             transcript = self.execute(scenario, target)
             result = RunResult(
                 scenario.name,
                 target,
                 normalized(scenario, transcript),
                 transcript.to_dict(),
+                conformance_findings(transcript),
             )
             if path is not None:
-                blob = {"view": result.view, "transcript": result.transcript}
+                blob = {
+                    "view": result.view,
+                    "transcript": result.transcript,
+                    "findings": result.findings,
+                }
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(blob, default=str), encoding="utf-8")
                 tmp.replace(path)
@@ -183,13 +230,13 @@ class Runner:
 
     def live_or_recorded(
         self, scenario: Scenario, target: str
-    ) -> tuple[Any, dict[str, Any] | None, str | None]:
-        """`(view, transcript, None)` from a run when `target` can run here; otherwise
+    ) -> tuple[Any, RunResult | None, str | None]:
+        """`(view, result, None)` from a run when `target` can run here; otherwise
         `(recorded view or None, None, why it cannot run)` from its snapshot."""
         why = self.unavailable(target)
         if why is None:
             result = self.result(scenario, target)
-            return result.view, result.transcript, None
+            return result.view, result, None
         return read_view(self.config.snapshots_dir, scenario.name, target), None, why
 
     @contextlib.contextmanager

@@ -22,6 +22,14 @@ from typing import Any
 FAMILIES = ("dsh", "peer")
 DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages")
 FIXTURE_TOOLS = ("stream", "mcp")
+CONFORMANCE = ("fail", "warn")
+"""What conformance findings do to a target's snapshot item: fail it, or only be listed."""
+DEFAULT_CONFORMANCE = {"dsh": "fail", "peer": "warn"}
+"""Our own agents must conform; third-party peers are measured, not gated."""
+DEFAULT_SHUTDOWN_EOF = {"dsh": 2.0, "peer": 0.5}
+"""Seconds the shutdown ladder waits for an agent to exit after stdin EOF. Peers get a
+short wait: some (codex-acp) ignore EOF, and every run would otherwise idle for the
+driver's full EOF stage before SIGTERM; semantic views do not record how a process ended."""
 PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home")
 """Names replaced in templates; any other `{...}` is literal (JSON/TOML need no escaping)."""
 
@@ -59,6 +67,10 @@ class TargetSpec:
     setup: tuple[str, ...] = ()
     install: Mapping[str, str] = field(default_factory=dict)
     """How `parity peers install` installs it, e.g. {"npm": "pkg@1.2.3"}."""
+    conformance: str = "fail"
+    """`fail` or `warn` (see `CONFORMANCE`); `parse_target` defaults it by family."""
+    shutdown_eof: float = 2.0
+    """The shutdown ladder's EOF stage in seconds; `parse_target` defaults it by family."""
     source: str = ""
     """Where it was declared (file path), for error messages."""
 
@@ -204,6 +216,8 @@ _KEYS = {
     "requires",
     "setup",
     "install",
+    "conformance",
+    "shutdown_eof",
 }
 
 
@@ -225,9 +239,21 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
     command = _str_list(table.get("command", []), where, "command")
     if not command:
         raise TargetConfigError(f"{where}: `command` is required")
+    family = table["family"]
+    conformance = table.get("conformance", DEFAULT_CONFORMANCE[family])
+    if conformance not in CONFORMANCE:
+        raise TargetConfigError(
+            f"{where}: `conformance` must be one of {', '.join(CONFORMANCE)}, got {conformance!r}"
+        )
+    eof = table.get("shutdown_eof", DEFAULT_SHUTDOWN_EOF[family])
+    # bool is an int subclass; `shutdown_eof = true` is a typo, not one second.
+    if isinstance(eof, bool) or not isinstance(eof, int | float) or not 0 <= eof <= 60:
+        raise TargetConfigError(
+            f"{where}: `shutdown_eof` must be seconds between 0 and 60, got {eof!r}"
+        )
     return TargetSpec(
         name=name,
-        family=table["family"],
+        family=family,
         dialect=table["dialect"],
         fixture_tools=table["fixture_tools"],
         command=command,
@@ -237,6 +263,8 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         requires=_requirements(table.get("requires", []), where),
         setup=_str_list(table.get("setup", []), where, "setup"),
         install=_str_map(table.get("install", {}), where, "install"),
+        conformance=conformance,
+        shutdown_eof=float(eof),
         source=source,
     )
 

@@ -114,3 +114,29 @@ def test_snapshot_yaml_is_readable_and_round_trips() -> None:
     assert text.index("b: x") < text.index("a: []")  # the view's order, not sorted
     assert load_view(text) == view
     assert snapshot_path(Path("snaps"), "a/b", "plus") == Path("snaps/a/b/plus.yaml")
+
+
+def test_findings_lines_count_by_kind_per_run_and_clip_long_lists() -> None:
+    many = [f"[late_update] step 3, frame {i}: agent_message_chunk late" for i in range(7)]
+    rows: list[r.FindingsRow] = [
+        ("demo/b", "peer", "warn", [*many, "[schema] step 2, frame 9: bad"]),
+        ("demo/a", "plus", "fail", ["[unknown_tool_call] step 3, frame 5: ghost"]),
+        ("demo/a", "clean", "warn", []),
+    ]
+    lines = r.findings_lines(rows, shown=5)
+    assert lines[0] == "conformance findings: 9 in 2 run(s)"
+    assert lines[1] == "  demo/a plus (fail: failed its item): 1 unknown_tool_call"
+    assert lines[3] == "  demo/b peer (warn: warning only): 7 late_update, 1 schema"
+    assert lines[-1] == "    ... 3 more (`parity show demo/b peer`)"
+    assert not any("clean" in line for line in lines)
+    assert r.findings_lines([("demo/a", "clean", "warn", [])]) == []
+
+
+def test_findings_block_lists_every_finding_or_says_none() -> None:
+    assert r.findings_block([], "fail") == "conformance: no findings"
+    block = r.findings_block(["[schema] a", "[late_update] b"], "warn")
+    assert block.splitlines() == [
+        "conformance (warn): 2 finding(s)",
+        "  [schema] a",
+        "  [late_update] b",
+    ]

@@ -69,6 +69,7 @@ def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
     assert cfg == {
         "provider": "mock",
         "model": "mock",
+        "session_list_page_size": 2,
         "providers": {"parity": {"api": "parity-stream", "base_url": "http://127.0.0.1:9/runs/r1"}},
     }
 
@@ -171,3 +172,32 @@ def test_setup_failure_is_reported_with_its_output(tmp_path: Path) -> None:
         setup=("{python}", "-c", "pass"),
     )
     assert t.run_setup(ok, tmp_path) is None
+
+
+BASE = {"dialect": "parity-stream", "fixture_tools": "stream", "command": ["a"]}
+
+
+def test_conformance_and_eof_stage_default_by_family_and_can_be_set() -> None:
+    dsh = t.parse_target("d", {**BASE, "family": "dsh"}, "parity.toml")
+    peer = t.parse_target("p", {**BASE, "family": "peer"}, "parity.toml")
+    assert (dsh.conformance, dsh.shutdown_eof) == ("fail", 2.0)
+    assert (peer.conformance, peer.shutdown_eof) == ("warn", 0.5)
+    set_ = t.parse_target(
+        "p", {**BASE, "family": "peer", "conformance": "fail", "shutdown_eof": 0}, "parity.toml"
+    )
+    assert (set_.conformance, set_.shutdown_eof) == ("fail", 0.0)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"conformance": "strict"}, "`conformance` must be one of fail, warn, got 'strict'"),
+        ({"shutdown_eof": "1s"}, "`shutdown_eof` must be seconds between 0 and 60, got '1s'"),
+        ({"shutdown_eof": True}, "`shutdown_eof` must be seconds"),
+        ({"shutdown_eof": -1}, "`shutdown_eof` must be seconds"),
+    ],
+)
+def test_bad_conformance_or_eof_stage_is_named(extra: dict[str, object], message: str) -> None:
+    with pytest.raises(t.TargetConfigError) as info:
+        t.parse_target("bad", {**BASE, "family": "dsh", **extra}, "parity.toml")
+    assert message in str(info.value)

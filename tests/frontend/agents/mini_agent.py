@@ -8,14 +8,19 @@ file and edits one output field with a text replace; that must make `parity run`
 
 Test hooks: `$MINI_LOG` (a file: one line appended per started session, to count runs),
 `$MINI_NOISE=1` (a random `_meta.nonce` in the initialize result: nondeterminism for
-`parity calibrate` to find).
+`parity calibrate` to find), `$MINI_SLIP=1` (a `tool_call_update` for a tool call no
+`tool_call` announced: one conformance finding per prompt), `$MINI_HANG=1` (never answer
+`session/prompt`, ignoring SIGTERM: only SIGKILL ends it), `$MINI_IGNORE_EOF=1` (stay
+alive after stdin closes, like codex-acp, until a signal ends it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 import urllib.request
 import uuid
 from typing import Any
@@ -44,7 +49,24 @@ def stream(text: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in response if line.strip()]
 
 
+def notify_update(session_id: str, update: dict[str, Any]) -> None:
+    send(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": update},
+        }
+    )
+
+
 def prompt(session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    if os.environ.get("MINI_HANG"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(60)
+    if os.environ.get("MINI_SLIP"):
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": "ghost", "status": "completed"}
+        notify_update(session_id, update)
     text = " ".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
     reason = "end_turn"
     for chunk in stream(text):
@@ -53,13 +75,7 @@ def prompt(session_id: str, params: dict[str, Any]) -> dict[str, Any]:
                 "sessionUpdate": "agent_message_chunk",
                 "content": {"type": "text", "text": chunk["block"]["text"]},
             }
-            send(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "session/update",
-                    "params": {"sessionId": session_id, "update": update},
-                }
-            )
+            notify_update(session_id, update)
         elif chunk["type"] == "finish":
             reason = STOP_REASONS.get(chunk["reason"]["kind"], "refusal")
     return {"stopReason": reason}
@@ -100,6 +116,8 @@ def main() -> None:
             )
             continue
         send({"jsonrpc": "2.0", "id": ident, "result": result})
+    while os.environ.get("MINI_IGNORE_EOF"):
+        time.sleep(60)
 
 
 if __name__ == "__main__":
