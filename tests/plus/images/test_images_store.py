@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -107,3 +108,14 @@ def test_read_refuses_unknown_and_malformed_references(tmp_path: Path) -> None:
     (tmp_path / "secret").write_bytes(b"x")
     with pytest.raises(AttachmentUnavailable, match="not an attachment reference"):
         store.read("../secret")
+
+
+def test_concurrent_batches_sharing_an_image_all_succeed(tmp_path: Path) -> None:
+    store = AttachmentStore.under_home(tmp_path)
+    batches = [[("image/png", PNG), ("image/gif", bytes([n]) * 3)] for n in range(1, 17)]
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(store.save_batch, batches))
+    assert all(refs[0] == digest_of(PNG) for refs in results)
+    for refs, batch in zip(results, batches, strict=True):
+        assert store.read(refs[1]) == batch[1][1]
+    assert len(list((tmp_path / "attachments").iterdir())) == 17  # no temp files left
