@@ -293,7 +293,9 @@ class LiveSession:
         if run.cancel_requested:
             return None
         try:
-            digests = await asyncio.to_thread(self._attachments.save_batch, images(content))
+            # Decoding and writing both run off the event loop (up to tens of MiB).
+            store = self._attachments
+            digests = await asyncio.to_thread(lambda: store.save_batch(images(content)))
         except ImagePolicyError as exc:
             raise store_failure(str(exc), policy=True) from None
         except Exception as exc:
