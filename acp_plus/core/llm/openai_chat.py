@@ -317,6 +317,20 @@ class ChatChunkMapper:
 # -- the provider (I/O) --------------------------------------------------------------------
 
 
+def _error_message(exc: Exception) -> str:
+    """The provider's own error text when its body carries one.
+
+    The SDK's `str()` of a status error is `Error code: 409 - {...}`, the whole JSON body;
+    the user (and the turn-failed message, contract 3.4) wants the provider's sentence.
+    """
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
+            return str(inner["message"])
+    return str(exc) or type(exc).__name__
+
+
 def _error_code(exc: Exception) -> str:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
@@ -414,7 +428,7 @@ class OpenAIChatProvider:
                     for out in mapper.feed(chunk.model_dump(exclude_none=True)):
                         yield out
         except openai.OpenAIError as exc:
-            yield error_finish(str(exc) or type(exc).__name__, _error_code(exc))
+            yield error_finish(_error_message(exc), _error_code(exc))
             return
         for out in mapper.close():
             yield out
