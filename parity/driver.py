@@ -187,6 +187,8 @@ class _Run:
         return frame
 
     def record_in(self, line: jsonrpc.Line, process: int) -> Frame | None:
+        """Record a line read from `process`; None past `MAX_FRAMES` (the line is then
+        only counted in `dropped`, so a runaway agent cannot exhaust memory)."""
         if len(self.transcript.frames) >= MAX_FRAMES:
             self.dropped += 1
             return None
