@@ -65,8 +65,8 @@ def prompt(session_id: str, params: dict[str, Any]) -> dict[str, Any]:
         while True:
             time.sleep(60)
     if os.environ.get("MINI_SLIP"):
-        update = {"sessionUpdate": "tool_call_update", "toolCallId": "ghost", "status": "completed"}
-        notify_update(session_id, update)
+        slip = {"sessionUpdate": "tool_call_update", "toolCallId": "ghost", "status": "completed"}
+        notify_update(session_id, slip)
     text = " ".join(b.get("text", "") for b in params.get("prompt", []) if b.get("type") == "text")
     reason = "end_turn"
     for chunk in stream(text):
