@@ -163,7 +163,8 @@ def _check_tools(data: dict[str, Any], sink: _Sink) -> None:
 
 
 def _check_llm(data: dict[str, Any], sink: _Sink) -> None:
-    declared = {t.get("name") for _, t in _items(data.get("tools"))}
+    # Only string names: a malformed name is the schema's finding, never a crash here.
+    declared = {t["name"] for _, t in _items(data.get("tools")) if isinstance(t.get("name"), str)}
     call_ids: dict[str, int] = {}
     for i, entry in _items(data.get("llm")):
         here: KeyPath = ("llm", i)

@@ -382,3 +382,15 @@ def test_builtin_tool_calls_need_no_declaration_but_must_not_shadow_one() -> Non
     assert where(shadow + "steps: [{initialize: {}}]\n") == [
         (4, 48, "llm[0].tool_calls[0].builtin", "'read' is a fixture tool declared in `tools`")
     ]
+
+
+def test_a_non_string_tool_name_is_a_finding_not_a_crash() -> None:
+    # Found by the mutation fuzzer: the cross-checks built a set of tool names and hashed
+    # the mapping given as a name.
+    from parity.scenario import check_text
+
+    text = "description: d\ntools:\n  - name: {a: 1}\nsteps:\n  - initialize: {}\n"
+    errors, _ = check_text(text, "x.yaml")
+    assert [(e.line, e.key, e.message) for e in errors] == [
+        (3, "tools[0].name", "expected a string, got a mapping")
+    ]

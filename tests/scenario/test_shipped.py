@@ -26,6 +26,7 @@ def test_discover_finds_every_group_sorted() -> None:
         "baseline",
         "peers",
         "protocol",
+        "providers",
         "sessions",
         "tools",
     }
