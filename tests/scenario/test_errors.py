@@ -390,7 +390,7 @@ def test_a_non_string_tool_name_is_a_finding_not_a_crash() -> None:
     from parity.scenario import check_text
 
     text = "description: d\ntools:\n  - name: {a: 1}\nsteps:\n  - initialize: {}\n"
-    errors, _ = check_text(text, "x.yaml")
+    errors = check_text(text, "x.yaml")[0]
     assert [(e.line, e.key, e.message) for e in errors] == [
         (3, "tools[0].name", "expected a string, got a mapping")
     ]
