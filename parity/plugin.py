@@ -13,6 +13,12 @@ Each target gets a marker of its own name (`-m plus`) and parity items the `pari
 marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
 workers through a session cache directory (see `parity.runner`).
 
+Every run's conformance findings (`parity.conformance`, computed by the runner) are
+judged by the target's `conformance` policy: under `fail` they fail its item, findings
+first; under `warn` they are only listed. The summary lists them all, per scenario x
+target. A SIGTERM ends the session as Ctrl-C would (teardown, then the driver's atexit
+hook kills any agent process group still alive).
+
 Harness modules (driver, fake LLM, normalize, diff) are imported only when a scenario
 item runs: this plugin loads for every pytest run of the repository, and unit tests of
 other packages should neither pay for nor depend on them.
