@@ -58,6 +58,7 @@ def test_show_and_diff_fall_back_to_a_recorded_snapshot(project: Project) -> Non
     diff = project.parity("diff", "demo/text")
     assert diff.returncode == 1
     assert "note: ghost (recorded; ghost-agent is not installed here)" in diff.stdout
+    assert "demo/text: ghost vs mini (reference)" in diff.stdout  # the report names it
     assert '- mini: "hello there"' in diff.stdout and '+ ghost: "hi"' in diff.stdout
     same = project.parity("diff", "demo/text", "mini", "mini-b")
     assert same.returncode == 0 and "0 difference(s)" in same.stdout

@@ -172,6 +172,7 @@ def test_stale_snapshot_shows_the_changed_field_then_tails(project: Project) -> 
     out = done.stdout
     assert "demo/text: mini no longer matches its snapshot snapshots/demo/text/mini.yaml" in out
     assert "-      text: hello world" in out and "+      text: hello there" in out
+    assert "demo/text: mini vs snapshot (reference)" in out  # the categorized diff's header
     # Order: the diff first, then the raw transcript tail, then the agent's stderr.
     assert out.index("hello world") < out.index("transcript tail") < out.index("stderr tail")
     assert "Traceback" not in out
