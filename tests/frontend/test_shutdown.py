@@ -6,6 +6,7 @@ child that gets a real SIGTERM.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -69,9 +70,17 @@ def _gone(pgid: int, limit: float = 5) -> bool:
     return True
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "scenarios/demo/hang.yaml"],
+        ["run", "scenarios/demo/hang.yaml", "-n", "2"],
+        ["show", "demo/hang", "hang"],  # outside pytest: the CLI's own handler
+    ],
+    ids=["run", "run-xdist", "show"],
+)
 def test_sigterm_to_the_harness_leaves_no_agent_running(
-    project: Project, tmp_path: Path, workers: list[str]
+    project: Project, tmp_path: Path, command: list[str]
 ) -> None:
     log = tmp_path / "agent.pids"
     # The agent hangs in session/prompt and ignores SIGTERM: only SIGKILL ends it.
@@ -80,7 +89,7 @@ def test_sigterm_to_the_harness_leaves_no_agent_running(
     )
     project.write("scenarios/demo/hang.yaml", HANG_SCENARIO)
     harness = subprocess.Popen(
-        [sys.executable, "-m", "parity.cli", "run", "scenarios/demo/hang.yaml", *workers],
+        [sys.executable, "-m", "parity.cli", *command],
         cwd=project.root,
         env=child_env(),
         stdout=subprocess.PIPE,
@@ -97,6 +106,9 @@ def test_sigterm_to_the_harness_leaves_no_agent_running(
         if harness.poll() is None:
             harness.kill()
             harness.communicate()
+    survived = not _gone(agent)
+    if survived:
+        os.killpg(agent, signal.SIGKILL)  # a failing test must not leak the agent either
+    assert not survived, f"agent {agent} outlived the harness:\n{out}\n{err}"
     assert harness.returncode != 0, out
-    assert _gone(agent), f"agent {agent} outlived the harness:\n{out}\n{err}"
     assert "Traceback" not in err, err
