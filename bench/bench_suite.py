@@ -136,6 +136,7 @@ def split(root: Path) -> Split:
                         diverge=scenario.diverge,
                         ref_name=reference,
                         other_name=other,
+                        scenario=scenario.name,
                     )
             out.after_run += time.perf_counter() - t2
     out.total_wall = time.perf_counter() - started
