@@ -1,6 +1,6 @@
 """Whole parity suite: wall time at -n 1 and -n 2, and the harness's own share.
 
-    python -m bench.bench_suite [--rounds N] [--out docs/suite-performance.md]
+    python -m bench.bench_suite [--rounds N] [--out FILE]   (figures: docs/performance.md)
 
 Runs on a temporary copy of the project's scenarios, snapshots and parity.toml, so
 nothing is written into the checkout, with every available target.
@@ -144,7 +144,7 @@ def split(root: Path) -> Split:
 
 
 def markdown(results: dict[str, object]) -> str:
-    """The report for docs/suite-performance.md."""
+    """The markdown report (its figures are quoted in docs/performance.md)."""
     lines = [
         "# Parity suite performance",
         "",
