@@ -48,12 +48,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _dump(value: object) -> int:
+    """Print `value` as JSON; a reader that stops early (`| head`) is not an error."""
+    try:
+        print(json.dumps(value, indent=2), flush=True)
+    except BrokenPipeError:
+        # Point stdout at /dev/null so the interpreter's final flush cannot raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     args = _parser().parse_args(argv)
     if args.dump_config_schema:
-        print(json.dumps(SCHEMA, indent=2))
-        return 0
+        return _dump(SCHEMA)
     home = (args.home or default_home(os.environ)).expanduser().absolute()
     try:
         config = load_file(args.config, home)
@@ -61,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"acp-plus: config error: {exc}", file=sys.stderr)
         return 2
     if args.dump_config:
-        print(json.dumps(config.to_json(), indent=2))
-        return 0
+        return _dump(config.to_json())
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level,

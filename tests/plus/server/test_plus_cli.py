@@ -78,3 +78,17 @@ def test_console_script_is_installed() -> None:
     assert script.exists()
     result = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=20)
     assert result.returncode == 0 and "usage: acp-plus" in result.stdout
+
+
+def test_dump_config_into_a_closed_pipe_is_not_a_traceback(tmp_path: Path) -> None:
+    # `acp-plus --dump-config | head -1`: the reader goes away before the dump is written.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "acp_plus", "--dump-config", "--home", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert b"Traceback" not in err
