@@ -211,6 +211,9 @@ class Connection:
         """A future for the first response carrying any of `ids` (fails if stdout
         ends). The caller removes the ids from `pending` when done."""
         fut: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
+        # When the run is interrupted nobody awaits this future; reading its outcome here
+        # keeps asyncio from logging "Future exception was never retrieved" for AgentGone.
+        fut.add_done_callback(_consume_outcome)
         if self.eof.is_set():
             fut.set_exception(AgentGone())
         for id_ in ids:
@@ -237,3 +240,8 @@ def id_key(id_: Any) -> Any:
     """`id_` usable as a dict key (pending requests are keyed by id)."""
     # Ids are JSON values; make unhashable ones (agents can send anything) hashable.
     return id_ if isinstance(id_, (str, int, float, type(None))) else repr(id_)
+
+
+def _consume_outcome(fut: asyncio.Future[Reply]) -> None:
+    if not fut.cancelled():
+        fut.exception()
