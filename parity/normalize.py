@@ -104,9 +104,21 @@ class Tokens:
             if path.count("/") >= 2:  # `/tmp` made `-tmp` would hit ordinary words
                 for dashed in (path.replace("/", "-"), re.sub(r"[^A-Za-z0-9]", "-", path)):
                     roots.setdefault(dashed, f"<{name}:dashed>")
+                # Some agents print a path relative to `/` (opencode titles a write
+                # `tmp/parity-.../workdir/note.txt`). Longest-first order replaces the
+                # absolute spelling before this one can match inside it.
+                roots.setdefault(path.lstrip("/"), f"<{name}:unrooted>")
         # A dashed name goes on with `-`: `-tmp-run-1-home--cache` is `<home>/.cache`.
         self._paths = [
-            (re.compile(re.escape(p) + (r"(?![\w.])" if ":" in token else r"(?![\w.-])")), token)
+            (
+                re.compile(
+                    # An unrooted spelling must start a word: `/var/tmp/x` is not `tmp/x`.
+                    (r"(?<![\w/.-])" if token.endswith(":unrooted>") else "")
+                    + re.escape(p)
+                    + (r"(?![\w.])" if ":" in token else r"(?![\w.-])")
+                ),
+                token,
+            )
             for p, token in sorted(roots.items(), key=lambda pair: -len(pair[0]))
         ]
         self._long: list[tuple[str, str]] = []

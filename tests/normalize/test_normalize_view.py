@@ -104,6 +104,8 @@ def test_machine_paths_are_masked_in_strings_and_uris() -> None:
             "sibling": "/tmp/run-10/other",
             "memory": "/tmp/run-1/home/.qwen/projects/-tmp-run-1-work/memory",
             "dotted": "~/.claude/projects/-tmp-run-1-home--cache/x",
+            "title": "Wrote tmp/run-1/work/note.txt",
+            "glued": "xtmp/run-1/work/note.txt",
         },
     )
     w.reply(1, {"path": "/tmp/run-1/work"}).end()
@@ -111,10 +113,12 @@ def test_machine_paths_are_masked_in_strings_and_uris() -> None:
     assert step["send"]["params"] == {
         "cwd": "<workdir>",
         "dotted": "~/.claude/projects/<home:dashed>--cache/x",
+        "glued": "xtmp/run-1/work/note.txt",
         "home": "<home>/.config",
         "memory": "<home>/.qwen/projects/<workdir:dashed>/memory",
         "log": "wrote <tmp>/scratch.txt",
         "sibling": "/tmp/run-10/other",
+        "title": "Wrote <workdir:unrooted>/note.txt",
         "uri": "file://<workdir>/notes.txt",
     }
     assert step["result"] == {"path": "<workdir>"}
