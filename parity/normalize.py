@@ -17,16 +17,16 @@ numbers, side model requests and how processes ended. Masks (selectors, see `sel
 then replace values with `<masked>` and are counted in the view so masking never hides
 an assertion silently.
 
-The selector grammar and mask application live in `parity.selectors` (masks here and
-diverge rules in `parity.diff` share them; `docs/transcript.md` is the reference). Its
-public names are re-exported here so `parity.normalize` stays the one import for callers.
+Module map: `parity.tokens` (positional ids, paths, dates) and `parity.selectors` (the
+selector grammar and masks, shared with diverge rules in `parity.diff`;
+`docs/transcript.md` is its reference). Their public names are re-exported here so
+`parity.normalize` stays the one import for callers.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, TypeGuard
 
 from parity.scenario import Rule, Scenario
@@ -39,25 +39,20 @@ from parity.selectors import get_path as get_path
 from parity.selectors import parse_selector as parse_selector
 from parity.selectors import select as select
 from parity.selectors import unmatched_masks as unmatched_masks
+from parity.tokens import DATE as DATE
+from parity.tokens import ID_KEYS as ID_KEYS
+from parity.tokens import ISO_TIME as ISO_TIME
+from parity.tokens import SUBSTRING_MIN as SUBSTRING_MIN
+from parity.tokens import TIME as TIME
+from parity.tokens import TIME_KEYS as TIME_KEYS
+from parity.tokens import UUID as UUID
+from parity.tokens import Tokens as Tokens
+from parity.tokens import date_spellings as date_spellings
+from parity.tokens import hashable as _hashable
+from parity.tokens import run_dates as run_dates
 from parity.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
 
 PROFILES = ("exact", "semantic")
-TIME = "<time>"
-DATE = "<date>"
-
-# Keys whose string values are ids of a kind; tokens are numbered per kind in order of
-# first appearance on the wire, so the numbering is as deterministic as the agent.
-ID_KEYS: dict[str, str] = {
-    "sessionId": "session",
-    "messageId": "message",
-    "userMessageId": "message",
-    "toolCallId": "toolcall",
-    "elicitationId": "elicitation-id",
-}
-# Ids at least this long are also replaced inside other strings (paths, titles, model
-# bodies). Shorter ones (`1`, `m1`) would rewrite unrelated text, so they are replaced
-# only as whole values under their own key.
-SUBSTRING_MIN = 8
 
 # Agent -> client request ids get a kind by method: the brief calls these out because
 # peers use random ids for them.
@@ -66,196 +61,10 @@ AGENT_REQUEST_KINDS: dict[str, str] = {
     "elicitation/create": "elicitation",
 }
 
-TIME_KEYS = frozenset(
-    {"updatedAt", "createdAt", "timestamp", "startedAt", "endedAt", "durationMs", "elapsedMs"}
-)
-ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
-
 RAW_HEAD = 200
 """Characters of an unparsable line kept in the view."""
 
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
-
-
-# --------------------------------------------------------------------------- tokens
-
-
-class Tokens:
-    """Positional tokens per id kind for one run: value -> `<kind:n>`."""
-
-    def __init__(
-        self,
-        paths: Mapping[str, str],
-        scripted: Iterable[str] = (),
-        dates: Iterable[dt.date] = (),
-    ) -> None:
-        self._by_kind: dict[str, dict[Any, str]] = {}
-        spelled = sorted({text for d in dates for text in date_spellings(d)}, key=len, reverse=True)
-        self._dates = re.compile("|".join(map(re.escape, spelled))) if spelled else None
-        self._scripted = frozenset(scripted)
-        # Longest first: workdir usually lives below tmp or home. The lookahead keeps
-        # `/tmp/run-1` from eating the head of a sibling `/tmp/run-10`.
-        roots: dict[str, str] = {}
-        for name, path in paths.items():
-            path = path.rstrip("/")
-            if len(path) <= 1:
-                continue
-            roots.setdefault(path, f"<{name}>")
-            # Agents key per-project state by the path made into one name
-            # (`-tmp-run-1-workdir` in qwen-code's memory directory).
-            if path.count("/") >= 2:  # `/tmp` made `-tmp` would hit ordinary words
-                for dashed in (path.replace("/", "-"), re.sub(r"[^A-Za-z0-9]", "-", path)):
-                    roots.setdefault(dashed, f"<{name}:dashed>")
-                # Some agents print a path relative to `/` (opencode titles a write
-                # `tmp/parity-.../workdir/note.txt`). Longest-first order replaces the
-                # absolute spelling before this one can match inside it.
-                roots.setdefault(path.lstrip("/"), f"<{name}:unrooted>")
-        # A dashed name goes on with `-`: `-tmp-run-1-home--cache` is `<home>/.cache`.
-        self._paths = [
-            (
-                re.compile(
-                    # An unrooted spelling must start a word: `/var/tmp/x` is not `tmp/x`.
-                    (r"(?<![\w/.-])" if token.endswith(":unrooted>") else "")
-                    + re.escape(p)
-                    + (r"(?![\w.])" if ":" in token else r"(?![\w.-])")
-                ),
-                token,
-            )
-            for p, token in sorted(roots.items(), key=lambda pair: -len(pair[0]))
-        ]
-        self._long: list[tuple[str, str]] = []
-
-    def register(self, kind: str, value: Any) -> str:
-        """Give `value` the next token of `kind` unless it has one; return the token."""
-        table = self._by_kind.setdefault(kind, {})
-        if value not in table:
-            table[value] = f"<{kind}:{len(table) + 1}>"
-            if isinstance(value, str) and len(value) >= SUBSTRING_MIN:
-                self._long.append((value, table[value]))
-                self._long.sort(key=lambda pair: -len(pair[0]))
-        return table[value]
-
-    def lookup(self, kind: str, value: Any) -> Any:
-        """The token of `value` in `kind`, or `value` itself when it has none."""
-        try:
-            return self._by_kind.get(kind, {}).get(value, value)
-        except TypeError:  # unhashable junk where an id should be
-            return value
-
-    def count(self, kind: str) -> int:
-        return len(self._by_kind.get(kind, {}))
-
-    def discover(self, value: Any) -> None:
-        """Register every id found under an id key anywhere in `value`."""
-        for key, item in _walk_items(value):
-            kind = ID_KEYS.get(key)
-            if kind is None or not isinstance(item, str) or not item:
-                continue
-            if kind == "toolcall" and item in self._scripted:
-                continue
-            self.register(kind, item)
-
-    def discover_uuids(self, value: Any) -> None:
-        """Register every UUID inside any string of `value` that has no token yet."""
-        if isinstance(value, dict):
-            for v in value.values():
-                self.discover_uuids(v)
-        elif isinstance(value, list):
-            for v in value:
-                self.discover_uuids(v)
-        elif isinstance(value, str) and len(value) >= 36:
-            for found in UUID.findall(value):
-                if not any(found in table for table in self._by_kind.values()):
-                    self.register("uuid", found)
-
-    def scrub(self, value: Any, key: str | None = None) -> Any:
-        """`value` with ids, machine paths and times replaced (a new object)."""
-        if isinstance(value, dict):
-            # Sorted: wire key order is no JSON fact, and sorted files diff well by eye.
-            return {k: self.scrub(value[k], k) for k in sorted(value)}
-        if isinstance(value, list):
-            return [self.scrub(v) for v in value]
-        if (
-            key in TIME_KEYS
-            and isinstance(value, int | float | str)
-            and not isinstance(value, bool)
-        ):
-            return TIME
-        if not isinstance(value, str):
-            return value
-        kind = ID_KEYS.get(key) if key else None
-        if kind is not None:
-            token = self.lookup(kind, value)
-            if token is not value:
-                return token
-        return self.scrub_text(value)
-
-    def scrub_text(self, text: str) -> str:
-        """Replace long ids, machine paths and ISO timestamps inside free text."""
-        for raw, token in self._long:
-            if raw in text:
-                text = text.replace(raw, token)
-        for pattern, token in self._paths:
-            text = pattern.sub(token, text)
-        text = ISO_TIME.sub(TIME, text)
-        return self._dates.sub(DATE, text) if self._dates else text
-
-
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
-
-def date_spellings(d: dt.date) -> list[str]:
-    """How agents write a date in prompts: ISO, JS `toDateString`, en-US long and short,
-    day-first. English names regardless of the machine's locale."""
-    month, day = _MONTHS[d.month - 1], _DAYS[d.weekday()]
-    return [
-        d.isoformat(),
-        f"{d.year}/{d.month:02}/{d.day:02}",
-        f"{day[:3]} {month[:3]} {d.day:02} {d.year}",
-        f"{day}, {month} {d.day}, {d.year}",
-        f"{month} {d.day}, {d.year}",
-        f"{day[:3]}, {d.day:02} {month[:3]} {d.year}",
-        f"{d.day} {month} {d.year}",
-        f"{d.month:02}/{d.day:02}/{d.year}",
-        f"{d.month}/{d.day}/{d.year}",
-        f"{d.day:02}/{d.month:02}/{d.year}",
-        f"{d.day:02}.{d.month:02}.{d.year}",
-    ]
-
-
-def run_dates(now: dt.datetime | None = None) -> list[dt.date]:
-    """The dates a run that just ended can have printed: today and yesterday, in local
-    time and in UTC (a run can cross midnight; agents differ in which zone they use)."""
-    now = now or dt.datetime.now(dt.UTC)
-    moments = [now, now.astimezone()]
-    return sorted({(m - dt.timedelta(days=k)).date() for m in moments for k in (0, 1)})
-
-
-def _walk_items(value: Any) -> Iterator[tuple[str, Any]]:
-    """Every (key, value) pair of every dict nested in `value`, depth first, in order."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield k, v
-            yield from _walk_items(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _walk_items(v)
 
 
 def scripted_tool_call_ids(scenario: Scenario) -> set[str]:
@@ -346,10 +155,6 @@ def _discover(transcript: Transcript, tokens: Tokens) -> None:
         tokens.discover_uuids(frame.message)
     for request in transcript.model_requests:
         tokens.discover_uuids(request.body)
-
-
-def _hashable(value: Any) -> bool:
-    return isinstance(value, str | int | float | bool) or value is None
 
 
 class _Builder:
