@@ -1,0 +1,154 @@
+"""The semantic profile: an exact view made comparable across unlike agents.
+
+Adjacent text chunks of one message merge, each tool call folds into its final state,
+and `_meta`, usage numbers, side model requests and how processes ended are dropped.
+`parity.normalize.view` applies it after building the exact view; `parity.diff` uses
+`merge_chunks` to compare streamed text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard
+
+from parity.tokens import hashable as _hashable
+
+CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
+
+
+def semantic(exact: dict[str, Any]) -> dict[str, Any]:
+    """The semantic profile of an exact view (a new object; `masked` not yet added)."""
+    out: dict[str, Any] = _drop_meta(exact)
+    out["steps"] = [_semantic_step(s) for s in out.get("steps", [])]
+    for key in ("before", "after"):
+        if key in out:
+            out[key] = _semantic_loose(out[key])
+    out["model"] = [m for m in out.get("model", []) if not m.get("side")]
+    # How a process ended is noise between unlike agents (and for some peers a race
+    # between exiting on EOF and the harness's SIGTERM); what went wrong is not.
+    if isinstance(out.get("process"), dict):
+        out["process"].pop("exit", None)
+    return out
+
+
+def _semantic_step(step: dict[str, Any]) -> dict[str, Any]:
+    exact = step.get("updates", [])
+    for request in step.get("agent_requests", []):
+        if isinstance(request.get("after_updates"), int):
+            # The same place, counted in semantic entries.
+            request["after_updates"] = len(semantic_updates(exact[: request["after_updates"]]))
+    if "updates" in step:
+        step["updates"] = semantic_updates(step["updates"])
+        if not step["updates"]:
+            del step["updates"]
+    if isinstance(step.get("result"), dict):
+        step["result"].pop("usage", None)
+    if "late" in step:
+        step["late"] = _semantic_loose(step["late"])
+    return step
+
+
+def _semantic_loose(entries: list[Any]) -> list[Any]:
+    """Apply `semantic_updates` to the runs of `{update: ...}` entries in a loose list."""
+    out: list[Any] = []
+    run: list[Any] = []
+    for entry in [*entries, None]:
+        if isinstance(entry, dict) and set(entry) == {"update"}:
+            run.append(entry["update"])
+            continue
+        out.extend({"update": u} for u in semantic_updates(run))
+        run = []
+        if entry is not None:
+            out.append(entry)
+    return out
+
+
+def semantic_updates(updates: list[Any]) -> list[Any]:
+    """Fold tool calls into their final state, then merge adjacent chunks of a message.
+
+    Usage numbers are dropped and empty text chunks vanish: unlike agents meter tokens
+    differently and some send an empty chunk just to carry metadata. Once chunks are
+    merged, `messageId` has done its job (separate messages stay separate entries) and
+    goes too: some agents send one, some do not.
+    """
+    merged = merge_chunks(_fold_tools([_drop_usage(u) for u in updates]))
+    return [_without(u, "messageId") if _text_chunk(u) else u for u in merged]
+
+
+def _without(entry: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in entry.items() if k != key}
+
+
+def _drop_usage(update: Any) -> Any:
+    if isinstance(update, dict) and update.get("sessionUpdate") == "usage_update":
+        return {k: v for k, v in update.items() if k not in ("used", "size", "cost")}
+    return update
+
+
+def _fold_tools(updates: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    state: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for u in updates:
+        kind = u.get("sessionUpdate") if isinstance(u, dict) else None
+        if kind not in ("tool_call", "tool_call_update") or not _hashable(u.get("toolCallId")):
+            out.append(u)
+            continue
+        key = (u.get("session"), u.get("toolCallId"))
+        if key not in state:
+            state[key] = {**u, "sessionUpdate": "tool_call"}
+            out.append(state[key])
+        else:
+            # ACP: fields absent (or null) in an update are unchanged; present ones replace.
+            state[key].update(
+                {k: v for k, v in u.items() if k != "sessionUpdate" and v is not None}
+            )
+    folded = {id(entry) for entry in state.values()}
+    return [_update_order(u) if id(u) in folded else u for u in out]
+
+
+def _update_order(update: dict[str, Any]) -> dict[str, Any]:
+    """`sessionUpdate` (and `session`) first, the rest sorted, as `_update` builds them."""
+    head = [k for k in ("sessionUpdate", "session") if k in update]
+    return {k: update[k] for k in [*head, *sorted(k for k in update if k not in head)]}
+
+
+def merge_chunks(updates: list[Any]) -> list[Any]:
+    """Adjacent text chunks of the same kind, message and session merged into one."""
+    out: list[Any] = []
+    for u in updates:
+        if _text_chunk(u) and u["content"]["text"] == "":
+            continue
+        prev = out[-1] if out else None
+        if (
+            _text_chunk(u)
+            and _text_chunk(prev)
+            and prev["sessionUpdate"] == u["sessionUpdate"]
+            and prev.get("messageId") == u.get("messageId")
+            and prev.get("session") == u.get("session")
+        ):
+            merged = dict(prev)
+            merged["content"] = {
+                **prev["content"],
+                "text": prev["content"]["text"] + u["content"]["text"],
+            }
+            out[-1] = merged
+        else:
+            out.append(u)
+    return out
+
+
+def _text_chunk(u: Any) -> TypeGuard[dict[str, Any]]:
+    return (
+        isinstance(u, dict)
+        and u.get("sessionUpdate") in CHUNK_KINDS
+        and isinstance(u.get("content"), dict)
+        and u["content"].get("type") == "text"
+        and isinstance(u["content"].get("text"), str)
+    )
+
+
+def _drop_meta(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_meta(v) for k, v in value.items() if k != "_meta"}
+    if isinstance(value, list):
+        return [_drop_meta(v) for v in value]
+    return value
