@@ -27,8 +27,9 @@ from typing import Any
 import yaml
 from deepdiff import DeepDiff
 
-from parity.normalize import Path, format_path, merge_chunks, select
 from parity.scenario import Rule
+from parity.selectors import Path, format_path, select
+from parity.semantic import merge_chunks
 
 STOP_REASON = "stop reason"
 ERROR = "error"

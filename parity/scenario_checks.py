@@ -24,6 +24,7 @@ from parity.scenario_errors import (
     Severity,
     did_you_mean,
 )
+from parity.selectors import parse_selector
 from parity.yaml_positions import finding_at, key_text, locate
 
 _SESSION_PLACEHOLDER = re.compile(r"\{session:([^}]*)\}")
@@ -90,11 +91,7 @@ def _targets(data: dict[str, Any], default: Sequence[str]) -> list[str]:
 
 
 def _selector_problem(selector: str) -> str | None:
-    """Why `selector` does not parse, per the grammar in `parity.normalize`; None if it does."""
-    try:  # imported late: normalize imports this module
-        from parity.normalize import parse_selector
-    except ImportError:  # the harness is being assembled; the schema check still applies
-        return None
+    """Why `selector` does not parse, per the grammar in `parity.selectors`; None if it does."""
     try:
         parse_selector(selector)
     except ValueError as exc:
