@@ -65,8 +65,9 @@ LONG_TEXT = 160
 TEXT_WINDOW = 80
 
 STEP_LISTS = ("updates", "agent_requests", "notes", "late")
-# Keys not compared: `masked` legitimately differs per target (per-target masks).
-IGNORED_TOP = frozenset({"masked"})
+# Keys not compared: `masked` legitimately differs per target (per-target masks), and
+# `agent` says which build a snapshot came from (e.g. native's DSH version).
+IGNORED_TOP = frozenset({"masked", "agent"})
 
 
 @dataclass(frozen=True)

@@ -107,6 +107,8 @@ class Launch:
     fixture_tools: Literal["stream", "mcp"] = "stream"
     """How scenario tools reach the agent: the parity-stream catalog, or an MCP server
     entry the driver appends to `mcpServers` in session/new, load and resume."""
+    stamp: dict[str, str] = field(default_factory=dict)
+    """What the agent is (name, version), copied into the transcript's `agent`."""
 
 
 # --- small helpers ----------------------------------------------------------------------
@@ -712,6 +714,7 @@ async def run_scenario(
     )
     try:
         launch = make_launch(paths)
+        transcript.agent = dict(launch.stamp)
         run = _Run(scenario, launch, paths, transcript, llm_run, ladder or Ladder())
         if llm_run is not None:
             llm_run.mark_start(run.t0)

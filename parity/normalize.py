@@ -278,6 +278,8 @@ class _Builder:
             self._step(i, step, by_step.get(i, []), own) for i, step in enumerate(self.t.steps)
         ]
         out: dict[str, Any] = {}
+        if self.t.agent:
+            out["agent"] = dict(self.t.agent)
         if before:
             out["before"] = before
         out["steps"] = steps

@@ -94,16 +94,26 @@ def conformance_findings(transcript: Transcript) -> list[str]:
         return [f"[unchecked] conformance not checked: {exc}"]
 
 
-def make_launcher(spec: TargetSpec, repo: Path, llm_base: str) -> Callable[[RunPaths], Launch]:
+def make_launcher(
+    spec: TargetSpec, repo: Path, llm_base: str, catalog: Mapping[str, Any] | None = None
+) -> Callable[[RunPaths], Launch]:
     """The driver's `make_launch`: render the target for the run's own directories."""
 
     def make_launch(paths: RunPaths) -> Launch:
-        rendered = plan(spec, repo=repo, llm_base=llm_base, workdir=paths.workdir, home=paths.home)
+        rendered = plan(
+            spec,
+            repo=repo,
+            llm_base=llm_base,
+            workdir=paths.workdir,
+            home=paths.home,
+            catalog=catalog,
+        )
         return Launch(
             argv=list(rendered.argv),
             env=dict(rendered.env),
             files=dict(rendered.files),
             fixture_tools="mcp" if rendered.fixture_tools == "mcp" else "stream",
+            stamp=dict(rendered.stamp),
         )
 
     return make_launch
@@ -178,7 +188,7 @@ class Runner:
             run_id, llm=scenario.llm, tools=scenario.tools, catalog=scenario.catalog
         )
         try:
-            launcher = make_launcher(spec, self.config.root, run.base_url)
+            launcher = make_launcher(spec, self.config.root, run.base_url, scenario.catalog)
             transcript: Transcript = asyncio.run(
                 run_scenario(
                     scenario,

@@ -19,6 +19,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from parity import dsh
+from parity.scenario import DEFAULT_CATALOG
+
 FAMILIES = ("dsh", "peer")
 DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages")
 FIXTURE_TOOLS = ("stream", "mcp")
@@ -30,6 +33,8 @@ DEFAULT_SHUTDOWN_EOF = {"dsh": 2.0, "peer": 0.5}
 """Seconds the shutdown ladder waits for an agent to exit after stdin EOF. Peers get a
 short wait: some (codex-acp) ignore EOF, and every run would otherwise idle for the
 driver's full EOF stage before SIGTERM; semantic views do not record how a process ended."""
+LAUNCHERS = ("dsh",)
+"""Targets resolved by code instead of a fixed command (`launcher = "dsh"`: parity/dsh.py)."""
 PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home")
 """Names replaced in templates; any other `{...}` is literal (JSON/TOML need no escaping)."""
 
@@ -73,6 +78,8 @@ class TargetSpec:
     """The shutdown ladder's EOF stage in seconds; `parse_target` defaults it by family."""
     source: str = ""
     """Where it was declared (file path), for error messages."""
+    launcher: str = ""
+    """A name from `LAUNCHERS`: the command comes from that launch kit, not `command`."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,8 @@ class LaunchPlan:
     files: Mapping[str, str]
     """Relative path under home -> rendered text."""
     fixture_tools: str
+    stamp: Mapping[str, str] = field(default_factory=dict)
+    """What the launched agent is (e.g. its version), for the run's snapshot."""
 
 
 def render(template: str, values: Mapping[str, str]) -> str:
@@ -113,11 +122,13 @@ def plan(
     llm_base: str,
     workdir: Path,
     home: Path,
+    catalog: Mapping[str, Any] | None = None,
 ) -> LaunchPlan:
     """Render `spec` for one run.
 
     `env` holds only the target's own variables: the driver builds the rest of the
     agent's environment (scrubbed of credentials, private HOME, XDG dirs and TMPDIR).
+    `catalog` is the scenario's parity-stream catalog (a launcher picks its route there).
     """
     values = static_values(repo) | {
         "llm_base": llm_base.rstrip("/"),
@@ -125,6 +136,22 @@ def plan(
         "home": str(home),
     }
     env = {k: render(v, values) for k, v in spec.env.items()}
+    if spec.launcher == "dsh":
+        install = dsh.locate()
+        kit = dsh.launch(
+            install,
+            llm_base=values["llm_base"],
+            home=home,
+            catalog=DEFAULT_CATALOG if catalog is None else catalog,
+            env=env,
+        )
+        return LaunchPlan(
+            argv=kit.argv,
+            env=kit.env,
+            files=kit.files,
+            fixture_tools=spec.fixture_tools,
+            stamp=install.stamp(),
+        )
     return LaunchPlan(
         argv=tuple(render(a, values) for a in spec.command),
         env=env,
@@ -135,6 +162,11 @@ def plan(
 
 def availability(spec: TargetSpec, repo: Path) -> str | None:
     """None when the target can run here, else the exact reason it cannot."""
+    if spec.launcher == "dsh":
+        try:
+            dsh.locate()
+        except dsh.DshNotFound as exc:
+            return str(exc)
     values = static_values(repo)
     for req in spec.requires:
         if req.command is not None:
@@ -145,7 +177,7 @@ def availability(spec: TargetSpec, repo: Path) -> str | None:
             path = render(req.file, values)
             if not Path(path).exists():
                 return req.reason or f"{path} does not exist"
-    if not spec.requires and spec.command:
+    if not spec.requires and spec.command and not spec.launcher:
         # Without declared checks, the executable itself must be there.
         exe = render(spec.command[0], values)
         if shutil.which(exe) is None and not Path(exe).is_file():
@@ -218,6 +250,7 @@ _KEYS = {
     "install",
     "conformance",
     "shutdown_eof",
+    "launcher",
 }
 
 
@@ -236,9 +269,14 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
             raise TargetConfigError(
                 f"{where}: `{key}` must be one of {', '.join(allowed)}, got {table.get(key)!r}"
             )
+    launcher = table.get("launcher", "")
+    if launcher and launcher not in LAUNCHERS:
+        raise TargetConfigError(
+            f"{where}: `launcher` must be one of {', '.join(LAUNCHERS)}, got {launcher!r}"
+        )
     command = _str_list(table.get("command", []), where, "command")
-    if not command:
-        raise TargetConfigError(f"{where}: `command` is required")
+    if not command and not launcher:
+        raise TargetConfigError(f"{where}: `command` is required (or a `launcher`)")
     family = table["family"]
     conformance = table.get("conformance", DEFAULT_CONFORMANCE[family])
     if conformance not in CONFORMANCE:
@@ -266,6 +304,7 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         conformance=conformance,
         shutdown_eof=float(eof),
         source=source,
+        launcher=str(launcher),
     )
 
 
@@ -355,5 +394,7 @@ def describe(config: Config) -> list[tuple[str, str, str]]:
         spec = config.targets[name]
         reason = availability(spec, config.root)
         detail = reason or f"{spec.family}, {spec.dialect}, tools via {spec.fixture_tools}"
+        if reason is None and spec.launcher == "dsh":
+            detail += f"; {dsh.locate().describe()}"
         rows.append((name, "unavailable" if reason else "available", detail))
     return rows

@@ -69,13 +69,15 @@ class Tokens:
                 # absolute spelling before this one can match inside it.
                 roots.setdefault(path.lstrip("/"), f"<{name}:unrooted>")
         # A dashed name goes on with `-`: `-tmp-run-1-home--cache` is `<home>/.cache`.
+        # A `.` ends the path only when no name character follows it: `<workdir>.` closes
+        # a sentence (native's persona), `/tmp/run-1.bak` is another path.
         self._paths = [
             (
                 re.compile(
                     # An unrooted spelling must start a word: `/var/tmp/x` is not `tmp/x`.
                     (r"(?<![\w/.-])" if token.endswith(":unrooted>") else "")
                     + re.escape(p)
-                    + (r"(?![\w.])" if ":" in token else r"(?![\w.-])")
+                    + (r"(?![\w]|\.[\w])" if ":" in token else r"(?![\w-]|\.[\w-])")
                 ),
                 token,
             )

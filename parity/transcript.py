@@ -108,6 +108,9 @@ class Transcript:
     paths: dict[str, str] = field(default_factory=dict)
     """Machine paths to mask: `workdir`, `home`, `tmp` -> absolute path."""
     timings: dict[str, float] = field(default_factory=dict)
+    agent: dict[str, str] = field(default_factory=dict)
+    """What the launched agent says it is (e.g. the DSH version of a native run); the
+    view carries it as `agent`, and the parity diff ignores it."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
