@@ -109,6 +109,8 @@ class Launch:
     entry the driver appends to `mcpServers` in session/new, load and resume."""
     stamp: dict[str, str] = field(default_factory=dict)
     """What the agent is (name, version), copied into the transcript's `agent`."""
+    paths: dict[str, str] = field(default_factory=dict)
+    """Machine paths the agent may print, added to the transcript's masked `paths`."""
 
 
 # --- small helpers ----------------------------------------------------------------------
@@ -715,6 +717,8 @@ async def run_scenario(
     try:
         launch = make_launch(paths)
         transcript.agent = dict(launch.stamp)
+        for name, path in launch.paths.items():
+            transcript.paths.setdefault(name, path)
         run = _Run(scenario, launch, paths, transcript, llm_run, ladder or Ladder())
         if llm_run is not None:
             llm_run.mark_start(run.t0)

@@ -46,9 +46,13 @@ CHECKOUT_COMPOSITION = Path("examples/acp-agent/cordis.yml")
 ACP_ROWS = ("@deepseek-ai/dsh-acp-demo", "@deepseek-ai/dsh-acp")
 """Plugin names of the row that mounts the ACP bridge: the app row of a checkout's
 composition (which owns persistence too), and the bare bridge row of the `acp` profile."""
-LLM_ROW_PREFIX = "@deepseek-ai/dsh-llm-"
-"""Rows whose plugin starts so register real model adapters; each is disabled, so only
-the fake's routes exist (a duplicate route would refuse to register)."""
+OFF_ROW_PREFIXES = ("@deepseek-ai/dsh-llm-", "@deepseek-ai/dsh-compaction-")
+"""Rows disabled in every run. `dsh-llm-*` rows register real model adapters: only the
+fake's routes may exist (a duplicate route would refuse to register). `dsh-compaction-*`
+rows summarize history when the context fills: against a scenario's small scripted
+context window (1024 tokens by default) native's own prompt would trigger an unscripted
+compaction call that eats the next script entry; native's own parity harness mounts no
+compaction either (docs/contract.md §7.1)."""
 
 COMPOSITION_FILE = "dsh-composition.yml"
 PATCH_FILE = "dsh-patch.yml"
@@ -228,7 +232,7 @@ def checkout_composition(
     plugin: Path = PLUGIN,
 ) -> list[dict[str, Any]]:
     """The composition one checkout run boots: the shipped one included, with its model
-    rows disabled, its ACP app row re-pointed, and our plugin inserted.
+    and compaction rows disabled (`OFF_ROW_PREFIXES`), its ACP app row re-pointed, and our plugin inserted.
 
     A config patch replaces a row's whole config, so the ACP row's shipped config is
     restated with only the route and persistence keys changed (the persona and
@@ -239,7 +243,7 @@ def checkout_composition(
         raise DshNotFound(f"{base_path} has no ACP row ({' or '.join(ACP_ROWS)})")
     for row in base_rows:
         name = str(row.get("name", ""))
-        if name.startswith(LLM_ROW_PREFIX) and not row.get("disabled"):
+        if name.startswith(OFF_ROW_PREFIXES) and not row.get("disabled"):
             patches.append({"id": row["id"], "name": name, "disabled": True})
     for row in acp:
         config = dict(row.get("config") or {}) | {"provider": provider, "model": model}
@@ -282,6 +286,8 @@ class DshLaunch:
     env: dict[str, str]
     files: dict[str, str]
     """Relative path under the run's home -> text."""
+    paths: dict[str, str]
+    """Machine paths the agent may print (stack traces), masked as `<name>` in views."""
 
 
 def _tsx_loader(root: Path) -> Path:
@@ -318,7 +324,7 @@ def launch(
     if install.layout == "installed":
         text = dump_composition(installed_patch(provider=provider, model=model, sessions=sessions))
         argv = (str(install.path), "--profile", "acp", "--patch", str(home / PATCH_FILE))
-        return DshLaunch(argv, run_env, {PATCH_FILE: text})
+        return DshLaunch(argv, run_env, {PATCH_FILE: text}, {"dsh": str(install.path.parent)})
     root = install.path
     base_path = root / CHECKOUT_COMPOSITION
     rows = load_composition(base_path.read_text(encoding="utf-8"))
@@ -337,4 +343,5 @@ def launch(
     # tsx maps the workspace's `@deepseek-ai/*` imports to their TypeScript sources
     # through the checkout's tsconfig; the process itself runs in the run's workdir.
     run_env["TSX_TSCONFIG_PATH"] = str(root / "tsconfig.json")
-    return DshLaunch(argv, run_env, {COMPOSITION_FILE: dump_composition(composition)})
+    files = {COMPOSITION_FILE: dump_composition(composition)}
+    return DshLaunch(argv, run_env, files, {"dsh": str(root)})

@@ -110,7 +110,12 @@ def view(
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: expected one of {', '.join(PROFILES)}")
-    tokens = Tokens(transcript.paths, scripted_ids, run_dates() if dates is None else dates)
+    tokens = Tokens(
+        transcript.paths,
+        scripted_ids,
+        run_dates() if dates is None else dates,
+        pids=[process.pid for process in transcript.processes],
+    )
     _discover(transcript, tokens)
     out = _Builder(transcript, tokens).build()
     if profile == "semantic":

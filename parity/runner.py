@@ -114,6 +114,7 @@ def make_launcher(
             files=dict(rendered.files),
             fixture_tools="mcp" if rendered.fixture_tools == "mcp" else "stream",
             stamp=dict(rendered.stamp),
+            paths=dict(rendered.paths),
         )
 
     return make_launch

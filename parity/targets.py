@@ -94,6 +94,8 @@ class LaunchPlan:
     fixture_tools: str
     stamp: Mapping[str, str] = field(default_factory=dict)
     """What the launched agent is (e.g. its version), for the run's snapshot."""
+    paths: Mapping[str, str] = field(default_factory=dict)
+    """Machine paths the agent may print, masked in views like the run's directories."""
 
 
 def render(template: str, values: Mapping[str, str]) -> str:
@@ -151,6 +153,7 @@ def plan(
             files=kit.files,
             fixture_tools=spec.fixture_tools,
             stamp=install.stamp(),
+            paths=kit.paths,
         )
     return LaunchPlan(
         argv=tuple(render(a, values) for a in spec.command),

@@ -46,8 +46,12 @@ class Tokens:
         paths: Mapping[str, str],
         scripted: Iterable[str] = (),
         dates: Iterable[dt.date] = (),
+        pids: Iterable[int] = (),
     ) -> None:
         self._by_kind: dict[str, dict[Any, str]] = {}
+        # Agents print their own process id in diagnostics (`(node:4781) Warning: ...`).
+        numbers = "|".join(str(pid) for pid in sorted(set(pids)) if pid > 0)
+        self._pids = re.compile(rf"(?<![\w.]){'(?:' + numbers + ')'}(?![\w.])") if numbers else None
         spelled = sorted({text for d in dates for text in date_spellings(d)}, key=len, reverse=True)
         self._dates = re.compile("|".join(map(re.escape, spelled))) if spelled else None
         self._scripted = frozenset(scripted)
@@ -158,6 +162,8 @@ class Tokens:
         for pattern, token in self._paths:
             text = pattern.sub(token, text)
         text = ISO_TIME.sub(TIME, text)
+        if self._pids is not None:
+            text = self._pids.sub("<pid>", text)
         return self._dates.sub(DATE, text) if self._dates else text
 
 
