@@ -219,7 +219,7 @@ def cmd_fake_llm(args: argparse.Namespace) -> int:
         raise SystemExit("parity fake-llm: name a scenario (file or name below scenarios/)")
     scenario = _load(config, name)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_scenario(scenario, args.port))
+        asyncio.run(serve_scenario(scenario, args.port, json_events=args.json))
     return 0
 
 
@@ -274,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario_arg", nargs="?", metavar="SCENARIO")
     p.add_argument("--scenario", help="the scenario (file or name), same as SCENARIO")
     p.add_argument("--port", type=int, default=0, help="default: any free port")
+    p.add_argument(
+        "--json", action="store_true", help="one JSON event per line: ready, request, aborted"
+    )
 
     p = sub.add_parser("peers", help="list or install the third-party peer agents")
     p.add_argument("action", choices=("install", "list"), nargs="?", default="list")

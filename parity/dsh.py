@@ -91,9 +91,7 @@ class Install:
 
 def _run_version(argv: Sequence[str]) -> str:
     try:
-        done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=30, check=False
-        )
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DshNotFound(f"`{' '.join(argv)}` failed: {exc}") from exc
     if done.returncode != 0:
@@ -109,20 +107,25 @@ def _version_tuple(text: str) -> tuple[int, int, int] | None:
 
 def satisfies(version: str, engines: str) -> bool:
     """Whether `version` meets an npm `engines` range made of `^X.Y.Z`, `>=X.Y.Z` and
-    `X.Y.Z` alternatives joined by `||` (what DSH declares); unknown forms pass."""
+    `X.Y.Z` alternatives joined by `||` (what DSH declares). A range in any other form
+    cannot be judged here and passes: the checkout's own launch then has the last word."""
     have = _version_tuple(version)
     if have is None:
         return False
-    for alternative in engines.split("||"):
-        alternative = alternative.strip()
-        want = _version_tuple(alternative)
-        if want is None:
+    for alternative in (part.strip() for part in engines.split("||")):
+        match = re.fullmatch(r"(\^|>=)?v?(\d+)\.(\d+)\.(\d+)", alternative)
+        if match is None:
             return True
-        if alternative.startswith("^") and have[0] == want[0] and have >= want:
-            return True
-        if alternative.startswith(">=") and have >= want:
-            return True
-        if alternative[0].isdigit() and have == want:
+        op, want = match[1], (int(match[2]), int(match[3]), int(match[4]))
+        if op == "^":
+            # npm caret: the leftmost non-zero part is fixed (^0.2.0 means >=0.2.0 <0.3.0).
+            fixed = 1 if want[0] else 2
+            if have[:fixed] == want[:fixed] and have >= want:
+                return True
+        elif op == ">=":
+            if have >= want:
+                return True
+        elif have == want:
             return True
     return False
 
@@ -131,19 +134,26 @@ def _checkout(root: Path, env: Mapping[str, str]) -> Install:
     try:
         package = json.loads((root / "package.json").read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise DshNotFound(f"{root} is not a DSH checkout: cannot read package.json ({exc})") from exc
-    if package.get("name") != ROOT_PACKAGE:
+        raise DshNotFound(
+            f"{root} is not a DSH checkout: cannot read package.json ({exc})"
+        ) from exc
+    if not isinstance(package, dict) or package.get("name") != ROOT_PACKAGE:
         raise DshNotFound(f"{root} is not a DSH checkout (package.json name is not {ROOT_PACKAGE})")
     for needed in (CHECKOUT_BIN, CHECKOUT_COMPOSITION):
         if not (root / needed).is_file():
-            raise DshNotFound(f"DSH checkout {root} has no {needed} (a layout this kit does not know)")
+            raise DshNotFound(
+                f"DSH checkout {root} has no {needed} (a layout this kit does not know)"
+            )
     if not (root / "node_modules" / "tsx" / "package.json").is_file():
-        raise DshNotFound(f"DSH checkout {root} has no dependencies installed: run `pnpm install` there")
-    node = env.get("PARITY_NODE") or shutil.which("node", path=env.get("PATH"))
+        raise DshNotFound(
+            f"DSH checkout {root} has no dependencies installed: run `pnpm install` there"
+        )
+    node = env.get("PARITY_NODE") or shutil.which("node", path=env.get("PATH", ""))
     if not node:
         raise DshNotFound("node not found: put Node.js on PATH or set PARITY_NODE")
     node_version = _cached_version((node, "--version"))
-    engines = str(package.get("engines", {}).get("node", ""))
+    declared = package.get("engines")
+    engines = str(declared.get("node", "")) if isinstance(declared, dict) else ""
     if engines and not satisfies(node_version, engines):
         raise DshNotFound(
             f"node {node_version} at {node} is older than DSH {package.get('version')} needs "
@@ -152,7 +162,7 @@ def _checkout(root: Path, env: Mapping[str, str]) -> Install:
     return Install("checkout", root, str(package.get("version", "unknown")), node, node_version)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached_version(argv: tuple[str, ...]) -> str:
     return _run_version(argv)
 
@@ -170,7 +180,7 @@ def locate(env: Mapping[str, str] | None = None) -> Install:
         if path.is_file() and os.access(path, os.X_OK):
             return Install("installed", path, _cached_version((str(path), "--version")))
         raise DshNotFound(f"PARITY_DSH={named} is neither a dsh executable nor a DSH checkout")
-    found = shutil.which("dsh", path=env.get("PATH"))
+    found = shutil.which("dsh", path=env.get("PATH", ""))
     if found is None:
         raise DshNotFound(
             "DSH not found: no dsh on PATH and PARITY_DSH is unset "
@@ -201,7 +211,7 @@ _Dumper.add_representer(JsExpr, lambda dumper, value: dumper.represent_scalar(_J
 
 def load_composition(text: str) -> list[dict[str, Any]]:
     """A cordis composition's rows (`!!js` expressions preserved as `JsExpr`)."""
-    rows = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader with one extra tag
+    rows = yaml.load(text, Loader=_Loader)  # a SafeLoader with one extra tag
     if not isinstance(rows, list):
         raise DshNotFound("the DSH composition is not a list of rows")
     return [row for row in rows if isinstance(row, dict)]
@@ -232,12 +242,15 @@ def checkout_composition(
     plugin: Path = PLUGIN,
 ) -> list[dict[str, Any]]:
     """The composition one checkout run boots: the shipped one included, with its model
-    and compaction rows disabled (`OFF_ROW_PREFIXES`), its ACP app row re-pointed, and our plugin inserted.
+    and compaction rows disabled (`OFF_ROW_PREFIXES`), its ACP app row re-pointed, and
+    our plugin inserted.
 
     A config patch replaces a row's whole config, so the ACP row's shipped config is
     restated with only the route and persistence keys changed (the persona and
     workspace-context settings stay as the checkout ships them)."""
     patches: list[dict[str, Any]] = []
+    # A patch names its row by id: rows without one (an `insert` list) cannot be patched.
+    base_rows = [row for row in base_rows if isinstance(row.get("id"), str)]
     acp = [row for row in base_rows if row.get("name") in ACP_ROWS]
     if not acp:
         raise DshNotFound(f"{base_path} has no ACP row ({' or '.join(ACP_ROWS)})")
@@ -269,7 +282,11 @@ def installed_patch(
     confirmed on which DSH version."""
     return [
         {"id": "llm-deepseek", "name": "@deepseek-ai/dsh-llm-deepseek-api-key", "disabled": True},
-        {"id": "acp", "name": "@deepseek-ai/dsh-acp", "config": {"provider": provider, "model": model}},
+        {
+            "id": "acp",
+            "name": "@deepseek-ai/dsh-acp",
+            "config": {"provider": provider, "model": model},
+        },
         {
             "id": "session-persistence-jsonl",
             "config": {"root": str(sessions), "compression": "none"},
@@ -296,7 +313,7 @@ def _tsx_loader(root: Path) -> Path:
     package = json.loads((package_dir / "package.json").read_text(encoding="utf-8"))
     exports = package.get("exports", {})
     entry = exports.get(".") if isinstance(exports, dict) else None
-    if isinstance(entry, dict):
+    while isinstance(entry, dict):  # conditional exports nest: {"import": {"default": ...}}
         entry = entry.get("import") or entry.get("default")
     return (package_dir / str(entry or "dist/loader.mjs")).resolve()
 
@@ -319,8 +336,13 @@ def launch(
         # Native's shipped default, pinned so a user's own DSH_PERMISSION_MODE cannot
         # change what a recorded snapshot means.
         "DSH_PERMISSION_MODE": "workspace-write",
-        **env,
     }
+    if install.layout == "checkout":
+        # tsx maps the workspace's `@deepseek-ai/*` imports to their TypeScript sources
+        # through the checkout's tsconfig; the process itself runs in the run's workdir.
+        run_env["TSX_TSCONFIG_PATH"] = str(install.path / "tsconfig.json")
+    run_env.update(env)
+    argv: tuple[str, ...]
     if install.layout == "installed":
         text = dump_composition(installed_patch(provider=provider, model=model, sessions=sessions))
         argv = (str(install.path), "--profile", "acp", "--patch", str(home / PATCH_FILE))
@@ -340,8 +362,5 @@ def launch(
         "--config",
         str(home / COMPOSITION_FILE),
     )
-    # tsx maps the workspace's `@deepseek-ai/*` imports to their TypeScript sources
-    # through the checkout's tsconfig; the process itself runs in the run's workdir.
-    run_env["TSX_TSCONFIG_PATH"] = str(root / "tsconfig.json")
     files = {COMPOSITION_FILE: dump_composition(composition)}
     return DshLaunch(argv, run_env, files, {"dsh": str(root)})

@@ -378,7 +378,10 @@ def load_config(root: Path | None = None) -> Config:
     for name, table in overrides.items():
         if not isinstance(table, dict):
             raise TargetConfigError(f"{source}: target {name!r} must be a table")
-        tables[name] = merge_tables(tables.get(name, {}), table)
+        merged = merge_tables(tables.get(name, {}), table)
+        if "command" in table and "launcher" not in table:
+            merged.pop("launcher", None)  # the project's own command replaces a launch kit
+        tables[name] = merged
         origin[name] = source
     targets = {name: parse_target(name, tables[name], origin[name]) for name in tables}
     return Config(

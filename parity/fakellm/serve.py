@@ -1,12 +1,18 @@
-"""`parity fake-llm --scenario FILE [--port N]`: serve one scenario's script by hand.
+"""`parity fake-llm --scenario FILE [--port N] [--json]`: serve one scenario's script by hand.
 
 Useful to point an agent (or curl) at the fake outside a test run. The scenario is
 served under the fixed run id `scenario`; every request is echoed as it arrives.
+
+With `--json` (for programs driving the fake, e.g. the DSH plugin's node tests) every
+line is one JSON event instead: `{"event": "ready", "base": ...}` once listening, then
+`{"event": "request", "seq", "method", "path", "body"}` per request as it arrives and
+`{"event": "aborted", "seq"}` when the client aborts a request.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +46,26 @@ def _echo(out: TextIO) -> Callable[[ModelRequest], None]:
     return show
 
 
+def _emit(out: TextIO, event: dict[str, object]) -> None:
+    print(json.dumps(event, ensure_ascii=False), file=out)
+    out.flush()
+
+
+def _json_request(out: TextIO) -> Callable[[ModelRequest], None]:
+    def show(rec: ModelRequest) -> None:
+        fields = {"seq": rec.seq, "method": rec.method, "path": rec.path, "body": rec.body}
+        _emit(out, {"event": "request", **fields})
+
+    return show
+
+
+def _json_abort(out: TextIO) -> Callable[[ModelRequest], None]:
+    def show(rec: ModelRequest) -> None:
+        _emit(out, {"event": "aborted", "seq": rec.seq})
+
+    return show
+
+
 async def serve_scenario(
     scenario: str | Path | Scenario,
     port: int = 0,
@@ -47,10 +73,12 @@ async def serve_scenario(
     host: str = "127.0.0.1",
     out: TextIO = sys.stdout,
     started: asyncio.Event | None = None,
+    json_events: bool = False,
 ) -> None:
     """Serve `scenario` (a file, or an already loaded `Scenario`) until cancelled.
 
-    Prints the base URL of every dialect to `out`, then one line per request.
+    Prints the base URL of every dialect to `out`, then one line per request; with
+    `json_events`, one JSON event per line instead (see the module docstring).
     `started` is set once the server listens (for callers that run this as a task).
     """
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(Path(scenario))
@@ -58,11 +86,16 @@ async def serve_scenario(
     await server.start(host, port)
     try:
         run = server.open_run(RUN_ID, llm=loaded.llm, tools=loaded.tools, catalog=loaded.catalog)
-        run.on_request(_echo(out))
-        print(f"fake LLM serving {loaded.name} ({len(loaded.llm)} llm entries)", file=out)
-        for dialect, where in endpoints(run.base_url):
-            print(f"  {dialect:<19} {where}", file=out)
-        out.flush()
+        if json_events:
+            run.on_request(_json_request(out))
+            run.on_abort(_json_abort(out))
+            _emit(out, {"event": "ready", "base": run.base_url})
+        else:
+            run.on_request(_echo(out))
+            print(f"fake LLM serving {loaded.name} ({len(loaded.llm)} llm entries)", file=out)
+            for dialect, where in endpoints(run.base_url):
+                print(f"  {dialect:<19} {where}", file=out)
+            out.flush()
         if started is not None:
             started.set()
         await asyncio.Event().wait()

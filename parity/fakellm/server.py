@@ -51,11 +51,17 @@ class Run:
         self.closed = False
         self._t0 = time.monotonic()
         self._callbacks: list[Callable[[ModelRequest], None]] = []
+        self._abort_callbacks: list[Callable[[ModelRequest], None]] = []
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def on_request(self, cb: Callable[[ModelRequest], None]) -> None:
         """Call `cb` with each request as it arrives (on the server's thread)."""
         self._callbacks.append(cb)
+
+    def on_abort(self, cb: Callable[[ModelRequest], None]) -> None:
+        """Call `cb` with a request the client aborted, once, when it is marked `aborted`
+        (on the server's thread; a request ended by the run closing is not an abort)."""
+        self._abort_callbacks.append(cb)
 
     def mark_start(self, t0: float) -> None:
         """Set the `time.monotonic()` reference that `ModelRequest.t` is relative to."""
@@ -119,6 +125,11 @@ class Run:
         else:
             rec.aborted = True
             rec.aborted_at = self.now()
+            for cb in self._abort_callbacks:
+                try:
+                    cb(rec)
+                except Exception as exc:  # as in `record`: never take the fake down
+                    print(f"fakellm: on_abort callback failed: {exc!r}", file=sys.stderr)
 
 
 async def _hold() -> None:

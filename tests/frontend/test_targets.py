@@ -11,7 +11,10 @@ import pytest
 
 from parity import targets as t
 
-NATIVE_REASON = "dsh not found on PATH (native DSH is not installable here; see docs/native.md)"
+NATIVE_REASON = (
+    "DSH not found: no dsh on PATH and PARITY_DSH is unset "
+    "(set it to a dsh executable or a DSH source checkout; see docs/native.md)"
+)
 
 
 def test_builtins_parse_and_name_every_required_target(tmp_path: Path) -> None:
@@ -27,6 +30,7 @@ def test_builtins_parse_and_name_every_required_target(tmp_path: Path) -> None:
 
 def test_unavailable_reasons_are_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    monkeypatch.delenv("PARITY_DSH", raising=False)
     config = t.load_config(tmp_path)
     rows = {name: (state, detail) for name, state, detail in t.describe(config)}
     assert rows["native"] == ("unavailable", NATIVE_REASON)
