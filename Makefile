@@ -5,6 +5,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SCHEMA  := .cache/acp-schema/schema.json
 PYTEST_N ?= auto
+REQUIRE ?=
 
 .PHONY: parity test record lint peers schema bench clean
 
@@ -21,12 +22,15 @@ $(SCHEMA): $(STAMP) parity/acp_schema.py
 schema: $(SCHEMA)
 
 ## make parity: every scenario against every available target, then the summary table.
+## REQUIRE=native,plus turns a check that could not run or compare into a failure.
 parity: $(STAMP) $(SCHEMA)
-	$(BIN)/parity run
+	$(BIN)/parity run $(if $(REQUIRE),--require-targets $(REQUIRE))
 
-## make test: unit and integration tests of both packages, plus the parity suite.
+## make test: unit and integration tests of both packages, plus the parity suite, then
+## the DSH plugin's node tests against the real fake LLM.
 test: $(STAMP) $(SCHEMA)
 	$(BIN)/pytest -n $(PYTEST_N) -q
+	node --test tests/adapters/
 
 ## make record: (re)write snapshots for every available target.
 record: $(STAMP) $(SCHEMA)

@@ -134,6 +134,50 @@ async def test_serve_scenario_loads_a_yaml_file(tmp_path: Path) -> None:
         await task
 
 
+async def test_serve_scenario_json_events_report_requests_and_aborts(tmp_path: Path) -> None:
+    hanging = Scenario(
+        name="manual/json",
+        path=tmp_path / "json.yaml",
+        description="",
+        llm=[LlmEntry({"text": "partial", "deltas": 7, "then": "hang"}, Where("json.yaml", 3))],
+    )
+    out = io.StringIO()
+    started = asyncio.Event()
+    task = asyncio.create_task(
+        serve_scenario(hanging, 0, out=out, started=started, json_events=True)
+    )
+    await asyncio.wait_for(started.wait(), 10)
+    ready = json.loads(out.getvalue().splitlines()[0])
+    assert list(ready) == ["event", "base"] and ready["event"] == "ready"
+    base = ready["base"]
+    assert base.startswith("http://127.0.0.1:") and base.endswith("/runs/scenario")
+    body = {"messages": [{"role": "user", "content": [{"type": "text", "text": "hang"}]}]}
+    async with httpx.AsyncClient() as client:
+        async with client.stream("POST", f"{base}/stream", json=body) as reply:
+            first = await anext(reply.aiter_lines())  # the held stream has started
+        # leaving the block closed the connection mid-stream: the client aborted
+        for _ in range(200):
+            if '"aborted"' in out.getvalue():
+                break
+            await asyncio.sleep(0.01)
+    assert json.loads(first) == {"type": "block-start", "index": 0, "blockType": "text"}
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    events = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert events[1:] == [
+        {"event": "request", "seq": 0, "method": "POST", "path": "/stream", "body": body},
+        {"event": "aborted", "seq": 0},
+    ]
+
+
+def test_fake_llm_cli_json_flag() -> None:
+    from parity.cli import build_parser
+
+    assert build_parser().parse_args(["fake-llm", "x.yaml", "--json"]).json is True
+    assert build_parser().parse_args(["fake-llm", "x.yaml"]).json is False
+
+
 def test_thread_with_mcp_http_leaves_no_pending_task(caplog: pytest.LogCaptureFixture) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client

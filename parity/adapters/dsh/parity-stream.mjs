@@ -54,7 +54,12 @@ export async function fetchCatalog(base) {
   if (response.status !== 200) {
     throw new Error(`parity-stream: catalog failed: ${await errorText(response)}`)
   }
-  const catalog = await response.json()
+  let catalog
+  try {
+    catalog = await response.json()
+  } catch (error) {
+    throw new Error(`parity-stream: the catalog at ${base} is not JSON: ${error.message}`)
+  }
   const protocol = catalog?.protocol
   const major = typeof protocol === 'string' ? protocol.split('.')[0] : undefined
   if (major !== PROTOCOL) {
@@ -164,26 +169,51 @@ function protocolFailure(message) {
  * error finish, never retried (see `NO_RETRY`).
  */
 export async function* streamChunks(base, options) {
-  const response = await fetch(`${base}/stream`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(canonicalRequest(options)),
-    signal: options.signal,
-  })
+  let response
+  try {
+    response = await fetch(`${base}/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(canonicalRequest(options)),
+      signal: options.signal,
+    })
+  } catch (error) {
+    if (options.signal?.aborted) throw error // a cancelled turn: DSH records the abort
+    yield transportFailure(base, error)
+    return
+  }
   if (response.status !== 200) {
     yield protocolFailure(await errorText(response))
     return
   }
-  for await (const line of ndjsonLines(response.body)) {
-    let chunk
-    try {
-      chunk = JSON.parse(line)
-    } catch {
-      yield protocolFailure(`the server sent a line that is not JSON: ${line.slice(0, 200)}`)
-      return
+  let finished = false
+  try {
+    for await (const line of ndjsonLines(response.body)) {
+      let chunk
+      try {
+        chunk = JSON.parse(line)
+      } catch {
+        chunk = undefined
+      }
+      if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk) || typeof chunk.type !== 'string') {
+        yield protocolFailure(`the server sent a line that is not a stream chunk: ${line.slice(0, 200)}`)
+        return
+      }
+      yield chunk
+      if (chunk.type === 'finish') finished = true
     }
-    yield chunk
+  } catch (error) {
+    if (options.signal?.aborted) throw error
+    yield transportFailure(base, error)
+    return
   }
+  // DSH requires a terminal finish; a stream cut short is the server's protocol failure.
+  if (!finished) yield protocolFailure('the stream ended without a finish chunk')
+}
+
+function transportFailure(base, error) {
+  const message = `parity-stream: ${base}/stream failed: ${error?.cause?.message ?? error?.message ?? error}`
+  return { type: 'finish', reason: { kind: 'error', failure: { message, code: 'TRANSPORT' } } }
 }
 
 /**
@@ -243,7 +273,8 @@ export function makeAdapter(base, providers) {
     resolveModel(id, model) {
       const found = (provider(id).models ?? []).find(candidate => candidate.id === model)
       // DSH requires `id === model`; an uncatalogued model resolves with bare metadata.
-      return Promise.resolve(found === undefined ? { provider: id, id: model, name: model } : resolvedModel(id, found))
+      const bare = { provider: id, id: model, name: model, inputModalities: ['text'] }
+      return Promise.resolve(found === undefined ? bare : resolvedModel(id, found))
     },
     stream: options => streamChunks(base, options),
   }
