@@ -403,8 +403,8 @@ class TargetItem(ScenarioItem):
             recorded = snapshot_path(config.snapshots_dir, self.scenario.name, self.target)
             if self.target in self.state.require and not recorded.is_file():
                 raise ScenarioFailure(
-                    f"required target {self.target} cannot run and has no recorded "
-                    f"snapshot ({recorded}): {why}"
+                    f"required target {self.target} cannot run: {why} "
+                    f"(and it has no recorded snapshot at {recorded})"
                 )
             self.record("skip", why)
             pytest.skip(f"{self.target} unavailable: {why}")
