@@ -23,7 +23,7 @@ from parity import dsh
 from parity.scenario import DEFAULT_CATALOG
 
 FAMILIES = ("dsh", "peer")
-DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages")
+DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages", "gemini")
 FIXTURE_TOOLS = ("stream", "mcp")
 CONFORMANCE = ("fail", "warn")
 """What conformance findings do to a target's snapshot item: fail it, or only be listed."""

@@ -1,4 +1,4 @@
-"""The scripted fake LLM: parity-stream/1, OpenAI chat/responses, Anthropic messages,
+"""The scripted fake LLM: parity-stream/1, OpenAI chat/responses, Anthropic messages, Gemini,
 and fixture tools (directly and through an MCP server). See docs/fakellm.md.
 
 The exports are loaded on first use (PEP 562): `python -m parity.fakellm.mcp_stdio`,

@@ -8,10 +8,10 @@ looked up here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from parity.fakellm import anthropic_messages, openai_chat, openai_responses, toolnames
+from parity.fakellm import anthropic_messages, gemini, openai_chat, openai_responses, toolnames
 from parity.fakellm.script import Chunk, RequestView
 from parity.fakellm.toolnames import Offered
 from parity.fakellm.wire import Wire, anthropic_error, openai_error
@@ -42,6 +42,9 @@ class Provider:
     """(message, code, HTTP status) -> the dialect's error JSON."""
     stream: Callable[[list[Chunk], Call], Wire]
     whole: Callable[[list[Chunk], Call], dict[str, Any]]
+    streams: bool | None = None
+    """Whether the endpoint streams; None: the body's `stream` flag decides (Gemini
+    streams by endpoint, and names the model in the path: `{model}` of the route)."""
 
 
 def _include_usage(body: Mapping[str, Any]) -> bool:
@@ -94,3 +97,23 @@ PROVIDERS: dict[str, Provider] = {
     ),
 }
 """Provider dialects by path below the run's base."""
+
+_GEMINI = Provider(
+    dialect=gemini.DIALECT,
+    id_prefix="gemini-",
+    problem=gemini.problem,
+    view=gemini.view,
+    offered=gemini.offered,
+    error=gemini.error,
+    stream=lambda chunks, call: gemini.render_stream(chunks, ident=call.ident, model=call.model),
+    whole=lambda chunks, call: gemini.render_full(chunks, ident=call.ident, model=call.model),
+)
+PROVIDERS.update(
+    {
+        f"/{version}/models/{{model}}:{method}": replace(
+            _GEMINI, streams=method == "streamGenerateContent"
+        )
+        for version in gemini.VERSIONS
+        for method in ("streamGenerateContent", "generateContent")
+    }
+)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from parity.fakellm import parity_stream, toolnames
+from parity.fakellm import gemini, parity_stream, toolnames
 from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.providers import PROVIDERS, Call, Provider
 from parity.fakellm.script import Response, Script
@@ -152,6 +152,12 @@ def _json(status: int, body: Any) -> web.Response:
     return web.json_response(body, status=status, dumps=lambda v: json.dumps(v, ensure_ascii=False))
 
 
+def _from_gemini(request: web.Request) -> bool:
+    """A Gemini API client: its key header (or `?key=`) or the SDK's client header."""
+    headers = request.headers
+    return "x-goog-api-key" in headers or "x-goog-api-client" in headers or "key" in request.query
+
+
 class FakeLLM:
     """The fake LLM server. Start it once, open one run per (scenario, target)."""
 
@@ -171,6 +177,11 @@ class FakeLLM:
         for path, spec in PROVIDERS.items():
             app.router.add_post(f"/runs/{{run}}{path}", self._provider(spec))
         app.router.add_get("/runs/{run}/v1/models", self._models)
+        for version in gemini.VERSIONS:
+            models = f"/runs/{{run}}/{version}/models"
+            app.router.add_post(f"{models}/{{model}}:countTokens", self._gemini_count)
+            app.router.add_get(f"{models}/{{model}}", self._gemini_model)
+        app.router.add_get("/runs/{run}/v1beta/models", self._gemini_models)
         app.router.add_route("*", "/runs/{run}/{tail:.*}", self._other)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
         await self._runner.setup()
@@ -243,6 +254,8 @@ class FakeLLM:
         return _json(200, run.catalog)
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
+        if _from_gemini(request):  # `GET /v1/models` is both OpenAI's and Gemini's
+            return await self._gemini_models(request)
         run, _ = await self._start(request, "openai-chat")
         models = [
             {"id": model["id"], "object": "model", "created": 0, "owned_by": provider["id"]}
@@ -250,6 +263,29 @@ class FakeLLM:
             for model in provider.get("models", [])
         ]
         return _json(200, {"object": "list", "data": models})
+
+    async def _gemini_models(self, request: web.Request) -> web.StreamResponse:
+        run, _ = await self._start(request, gemini.DIALECT)
+        return _json(200, {"models": gemini.models(run.catalog)})
+
+    async def _gemini_model(self, request: web.Request) -> web.StreamResponse:
+        if request.path.split("/")[3] == "v1" and not _from_gemini(request):
+            return await self._other(request)  # OpenAI's `GET /v1/models/{id}` is not served
+        run, rec = await self._start(request, gemini.DIALECT)
+        model = gemini.find_model(run.catalog, request.match_info["model"])
+        if model is None:
+            rec.status, rec.problem = 404, "unknown model"
+            message = f"models/{request.match_info['model']} is not found"
+            return _json(404, gemini.error(message, "NOT_FOUND", 404))
+        return _json(200, model)
+
+    async def _gemini_count(self, request: web.Request) -> web.StreamResponse:
+        """`countTokens`: an estimate from the request's texts; the script is not consulted."""
+        _, rec = await self._start(request, gemini.DIALECT)
+        why = gemini.count_problem(rec.body)
+        if why is not None:
+            return self._refuse(rec, why, gemini.error(why, "PARITY_PROTOCOL", 409))
+        return _json(200, gemini.count_tokens(rec.body))
 
     async def _other(self, request: web.Request) -> web.StreamResponse:
         _, rec = await self._start(request, "other")
@@ -321,10 +357,10 @@ class FakeLLM:
             if isinstance(reply, str):
                 return self._refuse(rec, reply, spec.error(reply, "PARITY_PROTOCOL", 409))
             chunks, spaces = toolnames.rename(reply.chunks, spec.offered(rec.body))
-            model = str(rec.body.get("model", "mock"))
+            model = str(request.match_info.get("model") or rec.body.get("model", "mock"))
             call = Call(f"{spec.id_prefix}{rec.seq}", model, rec.body, spaces)
             if reply.error_status is None:
-                if rec.body.get("stream"):
+                if rec.body.get("stream") if spec.streams is None else spec.streams:
                     wire = spec.stream(chunks, call)
                     return await self._stream(request, run, rec, reply, wire, "text/event-stream")
                 with run.answering(rec):  # a whole answer takes as long as its stream would
