@@ -63,6 +63,14 @@ def pytest_args(args: argparse.Namespace, config: targets.Config, *, record: boo
         out += ["-k", args.keyword]
     if args.workers:
         out += ["-n", args.workers]
+    # Reports (docs/reports.md): the plugin writes them at the end of the session.
+    for option, value in (
+        ("--parity-report", getattr(args, "report", None)),
+        ("--parity-junit", getattr(args, "junit", None)),
+        ("--parity-json", getattr(args, "json", None)),
+    ):
+        if value:
+            out += [option, str(Path(value).resolve())]
     if record:
         out.append("--snapshot-update")
     return out + list(args.pytest_args)
@@ -143,6 +151,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     if len(names) > 2:
         raise SystemExit("parity show: at most two targets (side by side)")
     views = _views(config, scenario, names)
+    # The model requests only with --model, and then only them (parity.model_view).
+    from parity.model_view import model_view, without_model
+
+    views = [(t, model_view(v) if args.model else without_model(v), r) for t, v, r in views]
     if args.raw:
         for title, _, result in views:
             transcript = result.transcript if result is not None else {}
@@ -187,6 +199,18 @@ def cmd_diff(args: argparse.Namespace) -> int:
             print(f"note: {title}")
     print(result.render())
     return 0 if result.ok else 1
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """Walk every changed or new snapshot of the selected runs (see `parity.review`)."""
+    from parity.review import review
+
+    config = _config(args)
+    paths = [_scenario_path(config, s) for s in args.scenarios]
+    select = {t.strip() for t in args.targets.split(",") if t.strip()} if args.targets else None
+    return review(
+        config, paths, select=select, accept_all=args.accept_all, reject_all=args.reject_all
+    )
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -248,6 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-k", dest="keyword", help="pytest -k expression")
         p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
         p.add_argument("-q", "--quiet", action="store_true", help="one character per item")
+        p.add_argument(
+            "--report", metavar="DIR", help="write a static HTML report to DIR (index.html)"
+        )
+        p.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE (for CI)")
+        p.add_argument("--json", metavar="FILE", help="write the summary data as JSON to FILE")
 
     p = sub.add_parser("validate", help="check scenario files; every error as file:line")
     p.add_argument("paths", nargs="*")
@@ -260,6 +289,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--raw", action="store_true", help="the raw transcript and stderr tails")
     p.add_argument("--frames", type=int, default=50, help="frames shown with --raw")
     p.add_argument("--width", type=int, default=78, help="column width side by side")
+    p.add_argument(
+        "--model", action="store_true", help="only the model requests (tool schemas once)"
+    )
+
+    p = sub.add_parser("review", help="walk changed and new snapshots: accept, reject, skip")
+    p.add_argument("scenarios", nargs="*", help="scenario files, names or dirs (default: all)")
+    p.add_argument("--targets", help="only these targets, e.g. plus,native")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--accept-all", action="store_true", help="accept every clean run")
+    mode.add_argument("--reject-all", action="store_true", help="reject every change")
 
     p = sub.add_parser("diff", help="parity diff of two targets for one scenario")
     p.add_argument("scenario")
@@ -317,6 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validate": cmd_validate,
         "targets": cmd_targets,
         "show": cmd_show,
+        "review": cmd_review,
         "diff": cmd_diff,
         "calibrate": cmd_calibrate,
         "fake-llm": cmd_fake_llm,

@@ -184,6 +184,40 @@ def compare(
     return report
 
 
+def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The two model views as compared: as recorded when both sides speak the same
+    dialects; otherwise each side's model calls in the fake's canonical form (what the
+    model was shown: messages, tools, system, model, effort), so agents on different
+    provider dialects compare what their model saw instead of differing on every path.
+    Non-call requests (catalog, tool calls, model lists) drop out of that comparison."""
+    from parity.fakellm.canonical import canonical_request, dialect_of
+
+    def dialects(model: list[Any]) -> set[str]:
+        return {
+            d
+            for entry in model
+            if isinstance(entry, dict) and (d := dialect_of(str(entry.get("path", ""))))
+        }
+
+    mine, theirs = dialects(ref), dialects(other)
+    if not mine or not theirs or mine == theirs:
+        return ref, other
+
+    def calls(model: list[Any]) -> list[Any]:
+        out = []
+        for entry in model:
+            if not isinstance(entry, dict):
+                continue
+            canonical = canonical_request(str(entry.get("path", "")), entry.get("body"))
+            if canonical is None:
+                continue
+            rest = {k: v for k, v in entry.items() if k not in ("path", "body", "method")}
+            out.append({"canonical": canonical, **rest})
+        return out
+
+    return calls(ref), calls(other)
+
+
 def _covers(selected: set[Path], path: Path | None) -> bool:
     """A rule covers a difference at or below one of the paths it selects."""
     return path is not None and any(path[:n] in selected for n in range(len(path) + 1))
@@ -206,7 +240,8 @@ class _Comparer:
         self.step = (None, "", "")
         for key in ("before", "after"):
             self.items((key,), ref.get(key, []), other.get(key, []), updates=True)
-        self.items(("model",), ref.get("model", []), other.get("model", []), category=MODEL_REQUEST)
+        ref_model, other_model = comparable_models(ref.get("model", []), other.get("model", []))
+        self.items(("model",), ref_model, other_model, category=MODEL_REQUEST)
         skip = IGNORED_TOP | {"steps", "before", "after", "model"}
         for key in sorted((set(ref) | set(other)) - skip):
             self.fields((key,), ref.get(key, ABSENT), other.get(key, ABSENT), (key,))

@@ -26,7 +26,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -46,7 +46,14 @@ from parity.process import Ladder, agent_env, spawn
 from parity.scenario import Scenario, Step
 from parity.steps import CLIENT_INFO as CLIENT_INFO
 from parity.steps import PROTOCOL_VERSION as PROTOCOL_VERSION
-from parity.steps import SESSION_METHODS, initialize_params, list_params, session_params
+from parity.steps import (
+    SESSION_METHODS,
+    initialize_params,
+    list_params,
+    prompt_outcome,
+    session_params,
+    trigger_text,
+)
 from parity.steps import ScriptError as ScriptError
 from parity.steps import step_label as step_label
 from parity.steps import substitute as substitute
@@ -136,6 +143,14 @@ class _StepProblem(Exception):
     """A step went wrong; the run stops after recording it."""
 
 
+class _NoResponse(_StepProblem):
+    """A request got no response within its timeout (`seconds`)."""
+
+    def __init__(self, text: str, seconds: float) -> None:
+        super().__init__(text)
+        self.seconds = seconds
+
+
 class _Run:
     """One scenario run: the steps, the recording, the client's answers, and the
     current agent process (`restart` replaces it)."""
@@ -163,6 +178,9 @@ class _Run:
         self.conn: Connection | None = None
         self.next_id = 0
         self.sessions: dict[str, Any] = {}
+        self.session_since: dict[str, int] = {}
+        """Session name -> the frame seq of its session/new request (for `wait` with a
+        `session`: an update may race ahead of the session/new response)."""
         self.prompts: dict[str, Any] = {}
         self.last_cursor: Any = None
         self.updates: dict[str, list[tuple[int, Any]]] = {}
@@ -373,9 +391,10 @@ class _Run:
         except AgentGone:
             raise await self._gone(conn, record.label) from None
         except TimeoutError:
-            raise _StepProblem(
+            raise _NoResponse(
                 f"no response to {record.label} within the {which} timeout "
-                f"({self.timeouts[which]:g} s)"
+                f"({self.timeouts[which]:g} s)",
+                self.timeouts[which],
             ) from None
         finally:
             conn.pending.pop(id_key(msg["id"]), None)
@@ -507,8 +526,10 @@ class _Run:
     async def session_step(self, record: StepRecord, kind: str, p: Mapping[str, Any]) -> None:
         sid = self.session_id(p) if kind != "new_session" else None
         params = session_params(kind, p, sid, self.paths.workdir, self.mcp_servers(p))
+        sent_at = len(self.transcript.frames)
         response = await self.call(record, SESSION_METHODS[kind], params)
         if kind == "new_session":
+            self.session_since[str(p.get("as"))] = sent_at
             result = response.get("result")
             sid = result.get("sessionId") if isinstance(result, dict) else None
             if sid is not None:
@@ -537,14 +558,39 @@ class _Run:
         start = len(self.transcript.frames)
         watcher = self.loop.create_task(self.cancel_when(conn, trigger, sid, msg["id"], start))
         try:
-            await self.exchange(record, conn, msg)
+            response = await self.exchange(record, conn, msg)
+        except _NoResponse as exc:
+            if watcher.done() and not watcher.cancelled() and watcher.exception() is None:
+                raise _StepProblem(f"{exc}, although its cancel trigger fired") from None
+            # What went wrong is the trigger, not (only) the agent's silence.
+            seen = self.trigger_progress(trigger, sid, start)
+            raise _StepProblem(
+                f"cancel trigger `{trigger_text(trigger)}` never fired{seen}; "
+                f"no response within {exc.seconds:g} s"
+            ) from None
         finally:
             fired = watcher.done() and not watcher.cancelled() and watcher.exception() is None
             watcher.cancel()
             await asyncio.gather(watcher, return_exceptions=True)
         if not fired:
             # Not fatal: the transcript shows how the prompt ended without the cancel.
-            record.problem = "the cancel trigger never fired before the prompt ended"
+            seen = self.trigger_progress(trigger, sid, start)
+            record.problem = (
+                f"cancel trigger `{trigger_text(trigger)}` never fired{seen}; "
+                f"the prompt ended first, {prompt_outcome(response)}"
+            )
+
+    def trigger_progress(self, trigger: Mapping[str, Any], sid: Any, start: int) -> str:
+        """How far a trigger that never fired got: ` (1 of 2 tool_call updates came)`."""
+        after = trigger.get("after") or {}
+        if "update" in after:
+            kind, count = after["update"], int(after.get("count", 1))
+            n = len(self.update_seqs(kind, start, sid))
+            return f" ({n} of {count} {kind} update(s) came)"
+        if "llm_request" in after:
+            wanted = int(after["llm_request"])
+            return f" ({len(self.model_turns)} of {wanted} model request(s) came)"
+        return ""
 
     async def cancel_when(
         self, conn: Connection, trigger: Mapping[str, Any], sid: Any, req_id: Any, start: int
@@ -615,19 +661,25 @@ class _Run:
             await asyncio.sleep(float(p["ms"]) / 1000)
             return
         kind, count = p.get("update"), int(p.get("count", 1))
+        session: Any = _ANY
+        if "session" in p:
+            # Counted from the session's own session/new request, not the previous step.
+            session, since = self.session_id(p), self.session_since.get(str(p["session"]), 0)
         conn = self._live()
         timeout = self.timeouts["response"]
+
+        def seen() -> list[int]:
+            return self.update_seqs(kind, since, session)
+
         try:
             async with asyncio.timeout(timeout):
-                await self.until(
-                    lambda: len(self.update_seqs(kind, since)) >= count or conn.eof.is_set()
-                )
+                await self.until(lambda: len(seen()) >= count or conn.eof.is_set())
         except TimeoutError:
             raise _StepProblem(
-                f"{record.label}: only {len(self.update_seqs(kind, since))} of {count} {kind} "
+                f"{record.label}: only {len(seen())} of {count} {kind} "
                 f"update(s) within the response timeout ({timeout:g} s)"
             ) from None
-        matching = self.update_seqs(kind, since)
+        matching = seen()
         if len(matching) < count:
             raise await self._gone(conn, record.label)
         self.marks[record.index] = matching[count - 1] + 1
@@ -735,6 +787,37 @@ async def run_scenario(
             _remove_later(paths.root)
 
 
+WORKSPACE_FILE_LIMIT = 64 * 1024
+"""Bytes of one `expect_files` file kept in the transcript (the rest is counted)."""
+
+
+def workspace_files(workdir: Path, names: Sequence[str]) -> dict[str, str | None]:
+    """The scenario's `expect_files` after the run, read once the agent has stopped:
+    text (invalid UTF-8 replaced, cut at `WORKSPACE_FILE_LIMIT` with a note), or None
+    for a file that does not exist. A name escaping the workdir is refused."""
+    out: dict[str, str | None] = {}
+    root = workdir.resolve()
+    for name in names:
+        path = (workdir / name).resolve()
+        if not path.is_relative_to(root):
+            out[name] = "<refused: outside the workdir>"
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(WORKSPACE_FILE_LIMIT + 1)
+        except FileNotFoundError:
+            out[name] = None
+            continue
+        except OSError as exc:
+            out[name] = f"<unreadable: {exc.strerror}>"
+            continue
+        text = data[:WORKSPACE_FILE_LIMIT].decode("utf-8", errors="replace")
+        if len(data) > WORKSPACE_FILE_LIMIT:
+            text += f"\n<cut at {WORKSPACE_FILE_LIMIT} bytes>"
+        out[name] = text
+    return out
+
+
 def _call_soon(
     loop: asyncio.AbstractEventLoop, fn: Callable[[ModelRequest], None], req: Any
 ) -> None:
@@ -768,13 +851,15 @@ async def _play(run: _Run) -> None:
             last = transcript.steps[run.current]
             later = len(run.scenario.steps) - run.steps_done - 1
             transcript.problems.append(
-                f"run stopped at step {last.index} ({last.label}); {later} later step(s) not run"
+                f"run stopped at step {last.index + 1} ({last.label}); "
+                f"{later} later step(s) not run"
             )
     finally:
         t = run.now()
         await run.terminals.close()
         await run.stop()
         transcript.timings["teardown"] = run.now() - t
+        transcript.files = workspace_files(run.paths.workdir, run.scenario.expect_files)
         if run.dropped:
             transcript.problems.append(
                 f"frame limit ({MAX_FRAMES}) reached: {run.dropped} later line(s) from the"

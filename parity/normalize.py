@@ -289,6 +289,8 @@ class _Builder:
             out["before"] = before
         out["steps"] = steps
         out["after"] = after
+        if self.t.files:
+            out["files"] = {name: self.tokens.scrub(text) for name, text in self.t.files.items()}
         out["model"] = [self._model(r) for r in self.t.model_requests]
         out["process"] = self._process()
         return out

@@ -8,10 +8,13 @@ yields one failing item (`...::validate`) listing its errors as file:line.
 
 Options: `--targets a,b` (deselect other targets' items), `--require-targets a,b` (a
 missing target or a parity check that could not run is a failure, not a skip),
-`--parity-root DIR` (where `parity.toml` is; default: found from the invocation dir).
-Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
-marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
-workers through a session cache directory (see `parity.runner`).
+`--parity-root DIR` (where `parity.toml` is; default: found from the invocation dir),
+`--parity-report DIR`, `--parity-junit FILE`, `--parity-json FILE` (an HTML report, JUnit
+XML, the summary as JSON, written at the end from the plain data each item adds to
+`State.collected`; see `parity.results` and docs/reports.md). Each target gets a marker
+of its own name (`-m plus`) and parity items the `parity` marker. Under pytest-xdist
+every worker has its own fake LLM; runs are shared between workers through a session
+cache directory (see `parity.runner`).
 
 Every run's conformance findings (`parity.conformance`, computed by the runner) are
 judged by the target's `conformance` policy: under `fail` they fail its item, findings
@@ -34,19 +37,24 @@ import shutil
 import signal
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr
+from _pytest._io import TerminalWriter
 
+from parity import matrix, results, targets
 from parity import report as rpt
-from parity import targets
 from parity.report import Outcome
 from parity.scenario import Scenario, ScenarioInvalid, load_scenario
 
 if TYPE_CHECKING:
+    from parity.diff import ParityReport
+    from parity.problems import Judged
     from parity.runner import Runner, RunResult
 
 SUFFIXES = (".yaml", ".yml")
@@ -62,6 +70,11 @@ class State:
     owns_cache: bool
     select: set[str] | None
     require: set[str]
+    added: set[str] = field(default_factory=set)
+    """`--targets +name`: targets added to every scenario whose reference target is of
+    the same family (a user's own agent running the shipped suite)."""
+    added_to: dict[str, int] = field(default_factory=dict)
+    """Added target -> how many scenarios it was added to (0 is explained, not silent)."""
     outcomes: list[Outcome] = field(default_factory=list)
     scenarios: dict[str, list[str]] = field(default_factory=dict)
     """Collected scenario name -> its targets (for unused-snapshot detection)."""
@@ -73,6 +86,11 @@ class State:
     """Masks applied per run: (scenario, target, path, values masked, reason)."""
     findings: list[rpt.FindingsRow] = field(default_factory=list)
     """Conformance findings per run: (scenario, target, policy, findings)."""
+    collected: results.Collected = field(default_factory=results.Collected)
+    """Plain data for the summary's categories and the reports (`parity.results`)."""
+    expected: list[tuple[str, str, str, str, int]] = field(default_factory=list)
+    """Expected run problems: (scenario, target, problem, reason, how many times)
+    (`parity.problems.summary_lines`)."""
     _runner: Runner | None = None
     previous_sigterm: Any = None
     """The SIGTERM handler before the session's own (restored at unconfigure)."""
@@ -96,9 +114,20 @@ class State:
                 finding_row = (scenario, target, policy, tuple(found))
                 if finding_row not in self.findings:
                     self.findings.append(finding_row)
+            elif key == "parity_expected" and isinstance(value, str):
+                expected_row = tuple(json.loads(value))
+                if expected_row not in self.expected:
+                    self.expected.append(expected_row)
         outcome = Outcome.from_properties(report.user_properties)
         if outcome is not None and outcome not in self.outcomes:
             self.outcomes.append(outcome)
+        invalid = any(key == "parity_invalid" for key, _ in report.user_properties)
+        self.collected.item(report, outcome, invalid)
+        scenario_item = outcome is not None or any(
+            key == "parity_invalid" for key, _ in report.user_properties
+        )
+        if scenario_item and report.failed and isinstance(report.longrepr, str):
+            report.longrepr = FailureText(report.longrepr, str(report.fspath))
 
     @property
     def runner(self) -> Runner:
@@ -111,6 +140,20 @@ class State:
 
 
 STATE = pytest.StashKey[State]()
+
+
+class FailureText(TerminalRepr):
+    """A scenario item's failure text: whole in the failures section, only its first line
+    (the headline) in the short summary, which would otherwise repeat all of it under CI
+    or -vv. Plain text travels from xdist workers; the controller wraps it again."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.reprcrash = ReprFileLocation(path, 0, text.splitlines()[0] if text else "")
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
 
 
 class Terminated(KeyboardInterrupt):
@@ -142,12 +185,36 @@ def _split(value: str | None) -> set[str] | None:
     return {v.strip() for v in value.split(",") if v.strip()}
 
 
+def _target_selection(value: str | None, cfg: targets.Config) -> tuple[set[str] | None, set[str]]:
+    """`--targets` -> (targets whose items run, or None for all; targets added with `+`).
+
+    `+name` alone keeps every scenario's own targets (the reference runs or its
+    recording stands in) and adds `name`; plain names select as before."""
+    names = _split(value)
+    if names is None:
+        return None, set()
+    added = {n[1:] for n in names if n.startswith("+")}
+    plain = {n for n in names if not n.startswith("+")}
+    unknown = sorted((added | plain) - cfg.targets.keys())
+    if unknown:
+        known = ", ".join(sorted(cfg.targets))
+        raise pytest.UsageError(
+            f"--targets: unknown target(s) {', '.join(unknown)} (known: {known}; "
+            f"declare a target in {cfg.source})"
+        )
+    return (plain | added if plain else None), added
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("parity", "ACP parity scenarios")
     group.addoption(
         "--targets",
         default=None,
-        help="comma-separated targets whose items run; the others are deselected",
+        help=(
+            "comma-separated targets whose items run; the others are deselected. "
+            "+NAME adds target NAME to every scenario whose reference target is of its "
+            "family (e.g. --targets +my-agent runs the shipped suite against my-agent)"
+        ),
     )
     group.addoption(
         "--require-targets",
@@ -159,10 +226,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="project root holding parity.toml (default: found from the invocation dir)",
     )
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    group.addoption(
+        "--parity-report",
+        default=None,
+        metavar="DIR",
+        help="write a static HTML report (index.html, one page per scenario) to DIR",
+    )
+    group.addoption(
+        "--parity-junit",
+        default=None,
+        metavar="FILE",
+        help="write JUnit XML to FILE: one testcase per scenario item (see docs/reports.md)",
+    )
+    group.addoption(
+        "--parity-json",
+        default=None,
+        metavar="FILE",
+        help="write the session's summary data as JSON to FILE (see docs/reports.md)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -187,13 +268,16 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         base = cfg.root / ".cache" / "parity-runs"
         cache_dir, owns = base / uuid.uuid4().hex[:12], True
+    select, added = _target_selection(config.getoption("targets", None), cfg)
     state = State(
         config=cfg,
         cache_dir=cache_dir,
         owns_cache=owns,
-        select=_split(config.getoption("targets", None)),
+        select=select,
         require=_split(config.getoption("require_targets", "")) or set(),
+        added=added,
     )
+    state.collected.keep_views = bool(config.getoption("parity_report", None))
     config.stash[STATE] = state
     config.pluginmanager.register(state, "parity-state")
     _install_sigterm(state)
@@ -242,6 +326,13 @@ def pytest_collection_modifyitems(
         Path(arg.split("::")[0]).resolve() in (scenarios_dir, state.config.root.resolve())
         for arg in config.args
     )
+    for name, count in sorted(state.added_to.items()):
+        if count == 0:
+            family = state.config.targets[name].family
+            raise pytest.UsageError(
+                f"--targets +{name}: no collected scenario can run it: {name} is a "
+                f"{family} target, and no scenario's reference (first) target is one"
+            )
     if state.select is None:
         return
     keep, drop = [], []
@@ -270,15 +361,25 @@ class ScenarioFile(pytest.File):
                 self, name="validate", message=f"{self.path}: cannot read: {exc}"
             )
             return
-        state.scenarios[scenario.name] = list(scenario.targets)
         reference = scenario.targets[0]
-        for target in scenario.targets:
+        family = state.config.targets[reference].family if reference in state.config.targets else ""
+        extra = []
+        for name in sorted(state.added):
+            state.added_to.setdefault(name, 0)
+            if name not in scenario.targets and state.config.targets[name].family == family:
+                extra.append(name)
+                state.added_to[name] += 1
+        all_targets = [*scenario.targets, *extra]
+        state.scenarios[scenario.name] = all_targets
+        state.collected.scenario(scenario, all_targets, state.config.root)
+        for target in all_targets:
             item = TargetItem.from_parent(self, name=target, scenario=scenario, target=target)
+            item.added = target in extra
             item.add_marker(target)
             yield item
         if scenario.compare == "none":
             return
-        for other in scenario.targets[1:]:
+        for other in all_targets[1:]:
             check = ParityItem.from_parent(
                 self,
                 name=f"parity[{other}~{reference}]",
@@ -286,6 +387,7 @@ class ScenarioFile(pytest.File):
                 target=other,
                 reference=reference,
             )
+            check.added = other in extra
             check.add_marker(PARITY_MARK)
             check.add_marker(other)
             yield check
@@ -391,6 +493,9 @@ class ScenarioItem(pytest.Item):
 class TargetItem(ScenarioItem):
     """Run one target and check its normalized view against the recorded snapshot."""
 
+    added = False
+    """Added to this scenario by `--targets +name` rather than listed by it."""
+
     def check(self) -> None:
         # A required target that cannot run here still serves its parity checks from its
         # recorded snapshot (how CI compares with native, which it cannot install); only
@@ -408,10 +513,33 @@ class TargetItem(ScenarioItem):
                 )
             self.record("skip", why)
             pytest.skip(f"{self.target} unavailable: {why}")
+        if self.added:
+            from parity.snapshot import snapshot_path
+
+            recorded = snapshot_path(
+                self.state.config.snapshots_dir, self.scenario.name, self.target
+            )
+            if not recorded.is_file():
+                reason = (
+                    f"added with --targets +{self.target} and not recorded: its parity "
+                    f"checks compare it with {self.scenario.targets[0]}"
+                )
+                self.record("skip", reason)
+                pytest.skip(reason)
         result = self.state.runner.result(self.scenario, self.target)
+        self.state.collected.view(self.scenario.name, self.target, result.view, live=True)
         policy = self.state.config.targets[self.target].conformance
         self._note_findings(result.findings, policy)
-        status, reason, failure = self._snapshot(result)
+        judged = self._judge(result)
+        status: rpt.Status = "fail"
+        reason, failure = "", None
+        if not (judged.unexpected and self.config.option.update_snapshots):
+            status, reason, failure = self._snapshot(result)
+        else:
+            self._note_masks(result.view)  # never record a broken run (nor compare it)
+        if not judged.ok:
+            # Problems first: a broken run explains a snapshot change, not the reverse.
+            status, reason, failure = self._broken(result, judged, status, reason, failure)
         blocking = result.findings if policy == "fail" else []
         if blocking:
             # Findings first: a protocol slip explains a snapshot change, not the reverse.
@@ -436,55 +564,110 @@ class TargetItem(ScenarioItem):
             raise ScenarioFailure(failure)
         self.record(status)
 
+    def _judge(self, result: RunResult) -> Judged:
+        """The run's problems against the scenario's `expect_problems`; the expected ones
+        are attached for the summary."""
+        from parity.problems import judge, run_problems
+
+        judged = judge(
+            run_problems(self.scenario, result.transcript),
+            self.scenario.expect_problems,
+            self.target,
+        )
+        counted = Counter((p.headline(), e.reason) for p, e in judged.expected)
+        for (headline, reason), times in counted.items():
+            row = [self.scenario.name, self.target, headline, reason, times]
+            self.user_properties.append(("parity_expected", json.dumps(row)))
+        return judged
+
+    def _broken(
+        self,
+        result: RunResult,
+        judged: Judged,
+        status: rpt.Status,
+        reason: str,
+        failure: str | None,
+    ) -> tuple[rpt.Status, str, str]:
+        """The failure of a run with undeclared problems or stale `expect_problems`:
+        the problems, then what happened to the snapshot."""
+        from parity.problems import failure_block
+
+        rel = self._snapshot_rel()
+        counted = []
+        if judged.unexpected:
+            counted.append(f"{len(judged.unexpected)} run problem(s)")
+        if judged.stale:
+            counted.append(f"{len(judged.stale)} stale expect_problems")
+        if judged.unexpected:
+            headline = (
+                f"{self.scenario.name}: the {self.target} run had {counted[0]} "
+                "the scenario does not expect"
+            )
+        else:
+            headline = (
+                f"{self.scenario.name}: {len(judged.stale)} expect_problems entr(ies) "
+                f"did not occur on {self.target}"
+            )
+        block = failure_block(judged, self.target)
+        if judged.unexpected and self.config.option.update_snapshots:
+            block += f"\n\nnothing was written to {rel}: a broken run is never recorded"
+        elif failure is None:
+            done = "recorded to" if status == "new" else "matches"
+            block += f"\n\nsnapshot: {done} {rel}"
+        if failure is None:
+            text = rpt.failure_text(headline, block, {self.target: result.transcript})
+        else:
+            text = f"{headline}\n\n{block}\n\n{failure}"
+        why = "; ".join(counted) + (f"; {reason}" if reason else "")
+        return "fail", why, text
+
+    def _snapshot_rel(self) -> str:
+        """The target's snapshot file, relative to where pytest was started."""
+        from parity.snapshot import snapshot_path
+
+        path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
+        return os.path.relpath(path, self.config.invocation_params.dir)
+
     def _snapshot(self, result: RunResult) -> tuple[rpt.Status, str, str | None]:
         """Check (or record) the snapshot: `(status, reason, failure text or None)`."""
         from syrupy.assertion import SnapshotAssertion
         from syrupy.location import PyTestLocation
 
-        from parity.snapshot import ParitySnapshotExtension, dump_view, snapshot_path
+        from parity.snapshot import ParitySnapshotExtension, dump_view
 
         text = dump_view(result.view)
         assertion = SnapshotAssertion(
             session=self.config._syrupy,  # type: ignore[attr-defined]
             extension_class=ParitySnapshotExtension,
             test_location=PyTestLocation(self),
+            # Only `parity record` (--snapshot-update) writes; `parity run` never does.
             update_snapshots=bool(self.config.option.update_snapshots),
-            # Outside CI a first run records the snapshot; in CI a missing one fails.
-            update_new_snapshots_only=not _ci(),
         )
         self._note_masks(result.view)
         matched = assertion == text
         execution = assertion.executions[0]
         if matched:
-            problems = result.transcript.get("problems") or []
-            if (execution.created or execution.updated) and problems:
-                # A recording of a broken run would pass from now on: say so loudly.
-                self.warn(
-                    pytest.PytestWarning(
-                        f"{self.scenario.name}: the {self.target} snapshot was written from a "
-                        f"run with problems ({'; '.join(problems)[:300]}); review it"
-                    )
-                )
             return ("new" if execution.created else "pass"), "", None
-        path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
-        rel = os.path.relpath(path, self.config.invocation_params.dir)
+        rel = self._snapshot_rel()
         if execution.recalled_data is None:
+            scenario_file = os.path.relpath(self.scenario.path, self.config.invocation_params.dir)
             headline = (
-                f"{self.scenario.name}: no snapshot for {self.target} at {rel} "
-                "(CI=true: snapshots are not written in CI; run `parity record` and commit it)"
+                f"{self.scenario.name}: no snapshot for {self.target} at {rel}; record it with "
+                f"`parity record {scenario_file} --targets {self.target}`, review it, commit it"
             )
-            failure = rpt.failure_text(headline, text, {self.target: result.transcript})
+            body = f"this run's view (what `parity record` would write):\n\n{text}"
+            failure = rpt.failure_text(headline, body, {self.target: result.transcript})
             return "fail", "no snapshot", failure
         recorded = str(execution.recalled_data)
         headline = (
             f"{self.scenario.name}: {self.target} no longer matches its snapshot {rel} "
             "(if the change is intended: `parity record`, then review the diff)"
         )
+        compared = _categorized(self.scenario, recorded, text, ("snapshot", self.target))
+        self.state.collected.diff(self.scenario.name, "target", self.target, "snapshot", compared)
         failure = rpt.failure_text(
             headline,
-            _categorized(self.scenario, recorded, text, ("snapshot", self.target))
-            + "\n\n"
-            + _unified(recorded, text, rel),
+            compared.render() + "\n\n" + _unified(recorded, text, rel),
             {self.target: result.transcript},
         )
         return "fail", "snapshot differs", failure
@@ -506,6 +689,11 @@ class TargetItem(ScenarioItem):
 
 class ParityItem(ScenarioItem):
     """Compare one target's view with the reference target's, under the profile."""
+
+    added = False
+    """The compared target was added by `--targets +name`: the scenario's diverge rules
+    were written for its own targets, so one that explains nothing for this newcomer is
+    not stale (an agent that behaves like the reference is not a failure)."""
 
     def __init__(self, *, reference: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -541,6 +729,12 @@ class ParityItem(ScenarioItem):
             other_name=self.target,
             scenario=self.scenario.name,
         )
+        if self.added:
+            result.stale = []
+        collected = self.state.collected
+        collected.view(self.scenario.name, self.reference, ref_view, live=not ref_note)
+        collected.view(self.scenario.name, self.target, view, live=not note)
+        collected.diff(self.scenario.name, "parity", self.target, self.reference, result)
         notes = "; ".join(n for n in (ref_note, note) if n)
         if result.ok:
             self.record("pass", notes)
@@ -558,7 +752,7 @@ class ParityItem(ScenarioItem):
         raise ScenarioFailure(rpt.failure_text(headline, result.render(), transcripts))
 
 
-def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> str:
+def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> ParityReport:
     """The categorized diff of two serialized views (the diff module's report)."""
     from parity.diff import compare
     from parity.runner import profile_of
@@ -573,7 +767,7 @@ def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str])
         other_name=names[1],
         scenario=scenario.name,
     )
-    return str(result.render())
+    return result
 
 
 def _unified(old: str, new: str, name: str, limit: int = 80) -> str:
@@ -603,6 +797,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if output is not None and state is not None:
         output["parity_scenarios"] = state.scenarios
         output["parity_whole_suite"] = state.whole_suite
+        output["parity_collected"] = state.collected.to_output()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -612,6 +807,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
     state = node.config.stash[STATE]
     state.scenarios.update(output.get("parity_scenarios", {}))
     state.whole_suite = state.whole_suite or bool(output.get("parity_whole_suite"))
+    state.collected.merge(output.get("parity_collected", {}))
 
 
 def unused_snapshots(state: State) -> list[Path]:
@@ -637,9 +833,16 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(STATE, None)
     if state is None or not (state.outcomes or state.invalid):
         return  # nothing ran (e.g. --collect-only, or no scenario selected)
-    write = terminalreporter.write_line
+
+    def write(line: str) -> None:
+        for part in matrix.fit(line):  # the summary fits 120 columns
+            terminalreporter.write_line(part)
+
     terminalreporter.write_sep("=", "parity summary")
-    for line in rpt.summary_table(state.outcomes):
+    diffs = state.collected.diff_index()
+    for line in rpt.summary_table(state.outcomes, diffs):
+        write(line)
+    for line in matrix.group_lines(matrix.difference_groups(state.outcomes, diffs)):
         write(line)
     write("")
     write(rpt.counts_line(state.outcomes))
@@ -648,6 +851,10 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     for line in rpt.mask_lines(state.masked):
         write(line)
     for line in rpt.findings_lines(state.findings):
+        write(line)
+    from parity.problems import summary_lines
+
+    for line in summary_lines(state.expected):
         write(line)
     if state.invalid:
         write(f"{len(state.invalid)} scenario file(s) invalid (not run):")
@@ -662,3 +869,30 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
             write(f"  {os.path.relpath(path, config.invocation_params.dir)}")
             if delete:
                 path.unlink()
+    for line in _reports(config, state):
+        write(line)
+
+
+def _reports(config: pytest.Config, state: State) -> list[str]:
+    """Write the files `--parity-report/junit/json` asked for; a line naming each."""
+    wanted = {k: config.getoption(f"parity_{k}", None) for k in ("report", "junit", "json")}
+    if not any(wanted.values()):
+        return []
+    data = results.session_data(
+        outcomes=state.outcomes,
+        collected=state.collected,
+        masked=state.masked,
+        findings=state.findings,
+        invalid=state.invalid,
+        root=state.config.root,
+        generated=results.now(),
+    )
+    base = config.invocation_params.dir
+    paths = {k: Path(base, v) if v else None for k, v in wanted.items()}
+    return results.write_outputs(
+        data,
+        report=paths["report"],
+        junit=paths["junit"],
+        json_path=paths["json"],
+        relative_to=base,
+    )

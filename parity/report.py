@@ -48,42 +48,15 @@ class Outcome:
         return None
 
 
-_PARITY_WORDS = {
-    "pass": "same as {}",
-    "differs": "differs from {}",
-    "skip": "not compared with {}",
-    "fail": "check against {} failed",
-}
+def summary_table(outcomes: Sequence[Outcome], diffs: Any = None) -> list[str]:
+    """Scenarios as rows, targets as columns (reference first, then sorted); each cell the
+    target's status and, for non-reference targets, how its parity check against the
+    reference went, with each failure's category; fitted into 120 columns (abbreviated,
+    with a legend line, when needed). `diffs`: diff records by (scenario, kind, target),
+    see `parity.matrix`."""
+    from parity import matrix
 
-
-def _cell(target_status: str | None, parity: Outcome | None) -> str:
-    text = target_status or "-"
-    if parity is not None:
-        text += "; " + _PARITY_WORDS.get(parity.status, parity.status).format(parity.reference)
-    return text
-
-
-def summary_table(outcomes: Sequence[Outcome]) -> list[str]:
-    """Scenarios as rows, targets as columns; each cell the target's status and, for
-    non-reference targets, how its parity check against the reference went."""
-    if not outcomes:
-        return ["no scenario items ran"]
-    scenarios = sorted({o.scenario for o in outcomes})
-    # Parity references first, then the other targets; each group sorted, so the table
-    # does not depend on the order results arrived in (xdist).
-    refs = sorted({o.reference for o in outcomes if o.reference})
-    targets = refs + sorted({o.target for o in outcomes} - set(refs))
-    own = {(o.scenario, o.target): o.status for o in outcomes if o.kind == "target"}
-    pairs = {(o.scenario, o.target): o for o in outcomes if o.kind == "parity"}
-    header = ["scenario", *targets]
-    rows = [[s, *(_cell(own.get((s, t)), pairs.get((s, t))) for t in targets)] for s in scenarios]
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *rows]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return matrix.summary_table(outcomes, diffs)
 
 
 def parity_notes(outcomes: Sequence[Outcome]) -> list[str]:
@@ -184,7 +157,7 @@ def transcript_tail(transcript: Mapping[str, Any], frames: int = 20, width: int 
     ]
     problems = list(transcript.get("problems", []))
     problems += [
-        f"step {s['index']} ({s['label']}): {s['problem']}"
+        f"step {s['index'] + 1} ({s['label']}): {s['problem']}"
         for s in transcript.get("steps", [])
         if s.get("problem")
     ]

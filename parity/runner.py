@@ -32,7 +32,7 @@ from parity.driver import Launch, RunPaths, run_scenario
 from parity.fakellm import FakeLLMThread
 from parity.normalize import scripted_tool_call_ids, view
 from parity.process import Ladder
-from parity.scenario import Scenario
+from parity.scenario import LlmEntry, Scenario
 from parity.snapshot import read_view
 from parity.targets import Config, TargetSpec, availability, plan, run_setup
 from parity.transcript import Transcript
@@ -92,6 +92,19 @@ def conformance_findings(transcript: Transcript) -> list[str]:
         return [str(f) for f in findings(transcript, client_capabilities(transcript))]
     except SchemaError as exc:
         return [f"[unchecked] conformance not checked: {exc}"]
+
+
+def script_for(scenario: Scenario, target: str) -> list[LlmEntry]:
+    """The scenario's `llm` entries that serve `target`: an entry whose `match.targets`
+    names other targets only is left out of this run's script (one scenario can serve
+    agents that, say, ask for a session title and agents that do not)."""
+    out = []
+    for entry in scenario.llm:
+        match = entry.params.get("match")
+        scoped = match.get("targets") if isinstance(match, Mapping) else None
+        if scoped is None or target in scoped:
+            out.append(entry)
+    return out
 
 
 def make_launcher(
@@ -186,7 +199,7 @@ class Runner:
         fake = self._fakellm()
         run_id = f"p{os.getpid()}r{next(self._ids)}"
         run = fake.open_run(
-            run_id, llm=scenario.llm, tools=scenario.tools, catalog=scenario.catalog
+            run_id, llm=script_for(scenario, target), tools=scenario.tools, catalog=scenario.catalog
         )
         try:
             launcher = make_launcher(spec, self.config.root, run.base_url, scenario.catalog)

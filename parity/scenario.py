@@ -130,6 +130,19 @@ class Rule:
 
 
 @dataclass
+class ExpectedProblem:
+    """An `expect_problems` entry: a run problem (`parity.problems`) the scenario
+    declares expected, with its mandatory reason."""
+
+    kind: str
+    reason: str
+    targets: list[str] | None = None
+    match: str | None = None
+    """Only problems whose message contains this text (case-sensitive)."""
+    where: Where | None = None
+
+
+@dataclass
 class Scenario:
     """A loaded, valid scenario. Optional keys the file left out keep their defaults."""
 
@@ -141,9 +154,13 @@ class Scenario:
     compare: Profile = "exact"
     diverge: list[Rule] = field(default_factory=list)
     masks: list[Rule] = field(default_factory=list)
+    expect_problems: list[ExpectedProblem] = field(default_factory=list)
+    """Run problems that are expected (and must occur) on the targets they name."""
     catalog: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CATALOG))
     tools: list[Tool] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
+    expect_files: list[str] = field(default_factory=list)
+    """Workdir files whose content after the run is part of every target's view."""
     llm: list[LlmEntry] = field(default_factory=list)
     client: dict[str, Any] = field(default_factory=dict)
     """capabilities, permission, elicitation, fs, terminal (see the schema)."""
@@ -352,9 +369,20 @@ def _build(
         compare=data.get("compare", "exact"),
         diverge=rules("diverge"),
         masks=rules("masks"),
+        expect_problems=[
+            ExpectedProblem(
+                e["kind"],
+                e["reason"],
+                list(e["targets"]) if "targets" in e else None,
+                e.get("match"),
+                where(("expect_problems", i)),
+            )
+            for i, e in enumerate(data.get("expect_problems", []))
+        ],
         catalog=copy.deepcopy(data.get("catalog", DEFAULT_CATALOG)),
         tools=[_tool(t) for t in data.get("tools", [])],
         files=dict(data.get("files", {})),
+        expect_files=list(data.get("expect_files", [])),
         llm=[LlmEntry(e, where(("llm", i))) for i, e in enumerate(data.get("llm", []))],
         client=dict(data.get("client", {})),
         steps=[step(s, ("steps", i)) for i, s in enumerate(data["steps"])],

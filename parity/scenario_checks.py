@@ -69,6 +69,7 @@ def cross_findings(
     if known_targets is not None:
         _check_targets(data, sorted(known_targets), sink)
     _check_rules(data, default_targets, sink)
+    _check_expect_problems(data, default_targets, sink)
     _check_tools(data, sink)
     _check_llm(data, sink)
     _check_files(data, sink)
@@ -131,6 +132,44 @@ def _check_rules(data: dict[str, Any], default_targets: Sequence[str], sink: _Si
                         f"target {target!r} is not in this scenario's targets",
                         hint,
                     )
+
+
+def _check_expect_problems(
+    data: dict[str, Any], default_targets: Sequence[str], sink: _Sink
+) -> None:
+    targets = _targets(data, default_targets)
+    seen: dict[tuple[Any, ...], int] = {}
+    for i, entry in _items(data.get("expect_problems")):
+        reason = entry.get("reason")
+        if isinstance(reason, str) and reason and not reason.strip():
+            sink.add(
+                ("expect_problems", i, "reason"),
+                "reason is blank",
+                "every expected problem says which fact of the target causes it",
+            )
+        named = entry.get("targets")
+        for j, target in enumerate(named if isinstance(named, list) else []):
+            if isinstance(target, str) and target not in targets:
+                listed = ", ".join(targets)
+                hint = did_you_mean(target, targets) or f"this scenario runs {listed}"
+                sink.add(
+                    ("expect_problems", i, "targets", j),
+                    f"target {target!r} is not in this scenario's targets",
+                    hint,
+                )
+        key = (
+            entry.get("kind"),
+            entry.get("match"),
+            tuple(named) if isinstance(named, list) else None,
+        )
+        if all(isinstance(k, str | tuple | type(None)) for k in key) and key in seen:
+            sink.add(
+                ("expect_problems", i),
+                f"the same problem is already expected at line {seen[key]}",
+                "the first entry claims every problem it matches, so this one would be stale",
+            )
+        elif isinstance(key[0], str):
+            seen[key] = sink.line(("expect_problems", i))
 
 
 def _check_tools(data: dict[str, Any], sink: _Sink) -> None:

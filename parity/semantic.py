@@ -1,7 +1,8 @@
 """The semantic profile: an exact view made comparable across unlike agents.
 
-Adjacent text chunks of one message merge, each tool call folds into its final state,
-and `_meta`, usage numbers, side model requests and how processes ended are dropped.
+Text chunks of one message merge (also across interleaved usage or title updates), each
+tool call folds into its final state, permission option ids become `<option:KIND>`, and
+`_meta`, usage numbers, side model requests and how processes ended are dropped.
 `parity.normalize.view` applies it after building the exact view; `parity.diff` uses
 `merge_chunks` to compare streamed text.
 """
@@ -36,6 +37,8 @@ def _semantic_step(step: dict[str, Any]) -> dict[str, Any]:
         if isinstance(request.get("after_updates"), int):
             # The same place, counted in semantic entries.
             request["after_updates"] = len(semantic_updates(exact[: request["after_updates"]]))
+    for request in step.get("agent_requests", []):
+        _link_permission_options(request)
     if "updates" in step:
         step["updates"] = semantic_updates(step["updates"])
         if not step["updates"]:
@@ -45,6 +48,30 @@ def _semantic_step(step: dict[str, Any]) -> dict[str, Any]:
     if "late" in step:
         step["late"] = _semantic_loose(step["late"])
     return step
+
+
+def _link_permission_options(request: dict[str, Any]) -> None:
+    """A permission request's option ids (each agent's own: `approved`, `proceed_once`,
+    `allow-once`, ...) become `<option:KIND>` after the option's standard ACP `kind`, in
+    the options offered and in the client's answer, so "the client allowed once" reads
+    the same for every agent. An id whose kind is unknown or shared stays as it is."""
+    params = request.get("params")
+    options = params.get("options") if isinstance(params, dict) else None
+    if request.get("method") != "session/request_permission" or not isinstance(options, list):
+        return
+    kinds: dict[Any, list[Any]] = {}
+    for option in options:
+        if isinstance(option, dict) and isinstance(option.get("kind"), str):
+            kinds.setdefault(option["kind"], []).append(option.get("optionId"))
+    tokens = {ids[0]: f"<option:{kind}>" for kind, ids in kinds.items() if len(ids) == 1}
+    for option in options:
+        if isinstance(option, dict) and _hashable(option.get("optionId")):
+            option["optionId"] = tokens.get(option["optionId"], option["optionId"])
+    answer = request.get("answer")
+    result = answer.get("result") if isinstance(answer, dict) else None
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if isinstance(outcome, dict) and _hashable(outcome.get("optionId")):
+        outcome["optionId"] = tokens.get(outcome["optionId"], outcome["optionId"])
 
 
 def _semantic_loose(entries: list[Any]) -> list[Any]:
@@ -111,13 +138,20 @@ def _update_order(update: dict[str, Any]) -> dict[str, Any]:
     return {k: update[k] for k in [*head, *sorted(k for k in update if k not in head)]}
 
 
+TRANSPARENT = frozenset({"usage_update", "session_info_update"})
+"""Updates that do not end a message: agents interleave them with its text chunks
+(a usage reading mid-stream, a title), so the text still merges across them."""
+
+
 def merge_chunks(updates: list[Any]) -> list[Any]:
-    """Adjacent text chunks of the same kind, message and session merged into one."""
+    """Text chunks of the same kind, message and session merged into one, when nothing
+    but `TRANSPARENT` updates stands between them (those keep their order, after it)."""
     out: list[Any] = []
+    last_text: int | None = None
     for u in updates:
         if _text_chunk(u) and u["content"]["text"] == "":
             continue
-        prev = out[-1] if out else None
+        prev = out[last_text] if last_text is not None else None
         if (
             _text_chunk(u)
             and _text_chunk(prev)
@@ -125,14 +159,19 @@ def merge_chunks(updates: list[Any]) -> list[Any]:
             and prev.get("messageId") == u.get("messageId")
             and prev.get("session") == u.get("session")
         ):
+            assert last_text is not None
             merged = dict(prev)
             merged["content"] = {
                 **prev["content"],
                 "text": prev["content"]["text"] + u["content"]["text"],
             }
-            out[-1] = merged
-        else:
-            out.append(u)
+            out[last_text] = merged
+            continue
+        out.append(u)
+        if _text_chunk(u):
+            last_text = len(out) - 1
+        elif not (isinstance(u, dict) and u.get("sessionUpdate") in TRANSPARENT):
+            last_text = None
     return out
 
 

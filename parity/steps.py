@@ -58,6 +58,38 @@ def step_label(step: Step) -> str:
     return step.kind
 
 
+def trigger_text(trigger: Mapping[str, Any]) -> str:
+    """A prompt's cancel trigger in words: `after update tool_call, count 2`,
+    `after llm_request 1`, `after ms 500` (with `via cancel_request` when not the
+    default session/cancel)."""
+    raw = trigger.get("after")
+    after: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
+    if "update" in after:
+        text = f"after update {after['update']}"
+        count = int(after.get("count", 1))
+        text += f", count {count}" if count != 1 else ""
+    elif "llm_request" in after:
+        text = f"after llm_request {after['llm_request']}"
+    elif "ms" in after:
+        text = f"after ms {after['ms']}"
+    else:
+        text = "after " + ", ".join(f"{k} {v}" for k, v in sorted(after.items()))
+    if trigger.get("via", "session_cancel") != "session_cancel":
+        text += f" via {trigger['via']}"
+    return text
+
+
+def prompt_outcome(response: Any) -> str:
+    """How a prompt's response ended it, in words: `with stopReason end_turn`, or
+    `with error -32602 (Invalid params)`."""
+    if isinstance(response, dict) and isinstance(response.get("error"), dict):
+        error = response["error"]
+        return f"with error {error.get('code')} ({error.get('message')})"
+    result = response.get("result") if isinstance(response, dict) else None
+    reason = result.get("stopReason") if isinstance(result, dict) else None
+    return f"with stopReason {reason}" if reason is not None else "without a stopReason"
+
+
 def initialize_params(p: Mapping[str, Any], client: Mapping[str, Any]) -> dict[str, Any]:
     """Params of an `initialize` step: the step's `capabilities` (or the scenario's
     `client.capabilities`), with `fs` and `terminal` set from what the client serves."""

@@ -66,7 +66,8 @@ class ModelRequest:
     path: str
     """Path below the run's base, e.g. `/stream`, `/v1/chat/completions`, `/tools/call`."""
     dialect: str
-    """parity-stream, openai-chat, openai-responses, anthropic-messages, mcp, or `other`."""
+    """parity-stream, openai-chat, openai-responses, anthropic-messages, gemini, mcp, or
+    `other`."""
     body: Any
     status: int = 200
     entry: int | None = None
@@ -108,6 +109,8 @@ class Transcript:
     paths: dict[str, str] = field(default_factory=dict)
     """Machine paths to mask: `workdir`, `home`, `tmp` -> absolute path."""
     timings: dict[str, float] = field(default_factory=dict)
+    files: dict[str, str | None] = field(default_factory=dict)
+    """The scenario's `expect_files` after the run (None: the file does not exist)."""
     agent: dict[str, str] = field(default_factory=dict)
     """What the launched agent says it is (e.g. the DSH version of a native run); the
     view carries it as `agent`, and the parity diff ignores it."""

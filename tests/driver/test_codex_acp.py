@@ -2,16 +2,14 @@
 
 codex-acp (Zed's Codex ACP adapter, a Rust binary shipped in an npm package) talks to
 the fake LLM's OpenAI Responses dialect with a private HOME/CODEX_HOME whose
-config.toml points it at the run's base URL (recipe: shared/reference/peer-agents.md).
-The package is installed once into `.cache/peers/codex-acp` and reused. The test is
-skipped only when `npm` itself is missing.
+config.toml points it at the run's base URL (docs/peers.md). The tests use the install
+`make peers` puts in `.cache/peers/codex-acp` (CI runs it first) and never install
+anything themselves: without it they skip, saying so.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -46,21 +44,9 @@ stream_max_retries = 0
 
 @pytest.fixture(scope="module")
 def codex_acp() -> Path:
-    """The codex-acp binary, installed with npm on first use."""
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("npm is not installed, so codex-acp cannot be installed")
+    """The codex-acp binary that `make peers` installed."""
     if not BINARY.exists():
-        PREFIX.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(PREFIX), PACKAGE],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert done.returncode == 0 and BINARY.exists(), (
-            f"npm install {PACKAGE} failed:\n{done.stdout}\n{done.stderr}"
-        )
+        pytest.skip(f"codex-acp ({PACKAGE}) is not installed: run `make peers`")
     return BINARY
 
 

@@ -41,7 +41,7 @@ async def test_agent_hanging_mid_prompt_hits_the_response_timeout() -> None:
     assert prompt.response is None
     assert chunks(t) == ["partial"]
     assert len(t.steps) == 3
-    assert t.problems == ['run stopped at step 2 (prompt s1 "go"); 1 later step(s) not run']
+    assert t.problems == ['run stopped at step 3 (prompt s1 "go"); 1 later step(s) not run']
     # Busy in its prompt handler, it never sees EOF; SIGTERM's default action ends it.
     assert (t.processes[0].stopped_by, t.processes[0].signal) == ("sigterm", 15)
 
@@ -57,7 +57,7 @@ async def test_crash_mid_prompt_reports_exit_code_and_stderr() -> None:
     assert (proc.exit_code, proc.stopped_by) == (3, "exit")
     assert proc.stderr_tail == "fatal: the fixture agent crashed on purpose\n"
     # Reported once, on the step; the run summary says where it stopped.
-    assert t.problems == ['run stopped at step 2 (prompt s1 "go"); 1 later step(s) not run']
+    assert t.problems == ['run stopped at step 3 (prompt s1 "go"); 1 later step(s) not run']
 
 
 async def test_exit_is_noticed_even_when_a_child_keeps_stdout_open() -> None:
@@ -254,14 +254,14 @@ async def test_run_timeout_inside_parallel_counts_scenario_steps() -> None:
     assert t.steps[4].problem == 'run timeout (0.8 s) reached during prompt s1 "go"'
     assert t.steps[3].problem == "run timeout (0.8 s) reached during parallel"
     assert t.steps[5].problem is None
-    assert t.problems[-1] == "run stopped at step 3 (parallel); 1 later step(s) not run"
+    assert t.problems[-1] == "run stopped at step 4 (parallel); 1 later step(s) not run"
 
 
 async def test_run_timeout_names_the_step_it_interrupted() -> None:
     t = await run(PROMPT, "hangs_mid_prompt", timeouts={"run": 0.6, "response": 30})
     assert t.steps[2].problem == 'run timeout (0.6 s) reached during prompt s1 "go"'
     assert t.problems[0] == "run timeout (0.6 s) reached"
-    assert t.problems[1] == 'run stopped at step 2 (prompt s1 "go"); 1 later step(s) not run'
+    assert t.problems[1] == 'run stopped at step 3 (prompt s1 "go"); 1 later step(s) not run'
 
 
 async def test_cancelling_the_harness_still_tears_the_agent_down() -> None:

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from parity.driver import run_scenario, wait_for_cleanup
+from parity.driver import WORKSPACE_FILE_LIMIT, run_scenario, wait_for_cleanup, workspace_files
 
 from .helpers import BASIC, agent, chunks, messages, run, scenario, st
 
@@ -244,7 +244,10 @@ async def test_cancel_trigger_that_never_fires_is_noted_but_not_fatal() -> None:
             st("prompt", session="s1", text="y"),
         ]
     )
-    assert t.steps[2].problem == "the cancel trigger never fired before the prompt ended"
+    assert t.steps[2].problem == (
+        "cancel trigger `after update tool_call` never fired (0 of 1 tool_call update(s) "
+        "came); the prompt ended first, with stopReason end_turn"
+    )
     assert t.steps[3].response["result"] == {"stopReason": "end_turn"}
     assert t.problems == []
 
@@ -313,7 +316,7 @@ async def test_unknown_session_name_stops_the_run_with_a_clear_problem() -> None
         t.steps[2].problem
         == "test.yaml:1:0: unknown session name 's9' (no session was created `as` it)"
     )
-    assert t.problems == ['run stopped at step 2 (prompt s9 "x"); 1 later step(s) not run']
+    assert t.problems == ['run stopped at step 3 (prompt s9 "x"); 1 later step(s) not run']
 
 
 async def test_session_methods_send_the_acp_params() -> None:
@@ -409,3 +412,25 @@ async def test_wait_ms() -> None:
     t = await run([st("initialize"), st("wait", ms=50)])
     assert t.steps[1].t_end - t.steps[1].t_start >= 0.05
     assert t.steps[1].label == "wait ms=50"
+
+
+async def test_wait_for_a_session_counts_updates_that_raced_its_response() -> None:
+    waiting = st("wait", update="available_commands_update", session="s1")
+    t = await run([*BASIC, waiting], "update_before_session_reply")
+    assert t.steps[2].problem is None
+    # Without `session`, the wait counts only updates after the session/new step: none.
+    plain = st("wait", update="available_commands_update")
+    t = await run([*BASIC, plain], "update_before_session_reply", timeouts={"response": 0.5})
+    assert "only 0 of 1 available_commands_update" in (t.steps[2].problem or "")
+
+
+def test_workspace_files_after_the_run(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    (tmp_path / "big.bin").write_bytes(b"x" * (WORKSPACE_FILE_LIMIT + 10))
+    (tmp_path / "bad.txt").write_bytes(b"\xff ok")
+    files = workspace_files(tmp_path, ["a.txt", "gone.txt", "bad.txt", "big.bin", "../up.txt"])
+    assert files["a.txt"] == "alpha\n"
+    assert files["gone.txt"] is None
+    assert files["bad.txt"] == "\ufffd ok"
+    assert files["big.bin"].endswith(f"<cut at {WORKSPACE_FILE_LIMIT} bytes>")
+    assert files["../up.txt"] == "<refused: outside the workdir>"

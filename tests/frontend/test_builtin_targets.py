@@ -2,8 +2,8 @@
 
 acp-plus reached through its parity-stream provider and through its real
 OpenAI-compatible provider (against the fake's chat dialect) must put the same ACP
-frames on the wire; only the model view differs (two wire dialects), which the
-scenario declares as an expected divergence.
+frames on the wire and show the model the same requests: the two model views, in two
+wire dialects, compare equal in the fake's canonical form with no divergence declared.
 """
 
 from __future__ import annotations
@@ -13,9 +13,6 @@ from frontend.project import Project
 BOTH = """\
 description: reasoning then text, through both acp-plus providers
 targets: [plus, plus-openai]
-diverge:
-  - path: model
-    reason: the two providers speak different wire dialects to the fake LLM
 llm:
   - reasoning: think first
     text: hello there
@@ -31,7 +28,7 @@ def test_plus_openai_puts_the_same_acp_frames_on_the_wire_as_plus(project: Proje
     project.write("parity.toml", "")
     project.root.joinpath("scenarios/demo/text.yaml").unlink()
     project.write("scenarios/adapters/both.yaml", BOTH)
-    done = project.parity("run")
+    done = project.parity("record")
     assert done.returncode == 0, done.stdout
     assert "scenarios/adapters/both.yaml::parity[plus-openai~plus] PASSED" in done.stdout
     plus = project.snapshot("adapters/both", "plus").read_text()

@@ -50,7 +50,7 @@ def slip_project(project: Project) -> None:
 def test_a_slip_fails_under_fail_and_only_warns_under_warn(project: Project) -> None:
     slip_project(project)
     # Under xdist: findings travel from the workers to the controller's summary.
-    done = project.parity("run", "scenarios/demo/slip.yaml", "-n", "2")
+    done = project.parity("record", "scenarios/demo/slip.yaml", "-n", "2")
     out = done.stdout
     assert done.returncode == 1, out + done.stderr
     assert status(out, "scenarios/demo/slip.yaml::slip") == "PASSED"
@@ -75,7 +75,7 @@ def test_a_slip_fails_under_fail_and_only_warns_under_warn(project: Project) -> 
 
 
 def test_a_conforming_agent_has_no_findings(project: Project) -> None:
-    done = project.parity("run", "--targets", "mini")
+    done = project.parity("record", "--targets", "mini")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "parity summary" in done.stdout
     assert "conformance" not in done.stdout
@@ -95,9 +95,8 @@ def test_show_lists_the_findings_under_the_view(project: Project) -> None:
 def test_without_the_schema_the_run_says_how_to_get_it(project: Project) -> None:
     slip_project(project)
     missing = str(project.root / "no-schema.json")
-    done = project.parity(
-        "run", "scenarios/demo/slip.yaml", "--targets", "slip,slip-dsh", ACP_PARITY_SCHEMA=missing
-    )
+    slip = "scenarios/demo/slip.yaml"
+    done = project.parity("record", slip, "--targets", "slip,slip-dsh", ACP_PARITY_SCHEMA=missing)
     assert done.returncode == 1
     assert "demo/slip.yaml::slip-dsh FAILED" in done.stdout
     assert "[unchecked] conformance not checked: ACP schema not found" in done.stdout

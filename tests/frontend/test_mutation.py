@@ -105,7 +105,7 @@ def test_parity_names_scenario_step_and_field(
     project.write("parity.toml", mutant_target(copy))
     project.root.joinpath("scenarios/demo/text.yaml").unlink()
     project.write("scenarios/tools/echo-turn.yaml", SCENARIO)
-    done = project.parity("run")
+    done = project.parity("record")
     out = done.stdout
     assert done.returncode == 1, out
     assert "FAILED scenarios/tools/echo-turn.yaml::parity[mutant~plus]" in out

@@ -18,9 +18,9 @@ from frontend.project import TEXT_SCENARIO, Project, child_env, mini_target
 SINGLE = TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini]")
 
 
-def test_first_run_records_the_snapshot_and_the_second_matches_it(project: Project) -> None:
+def test_record_writes_the_snapshot_and_run_matches_it(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
-    first = project.parity("run")
+    first = project.parity("record")
     assert first.returncode == 0, first.stdout + first.stderr
     assert "scenarios/demo/text.yaml::mini PASSED" in first.stdout
     snap = project.snapshot("demo/text", "mini")
@@ -35,15 +35,19 @@ def test_first_run_records_the_snapshot_and_the_second_matches_it(project: Proje
     assert snap.read_text() == text
 
 
-def test_under_ci_a_missing_snapshot_fails_and_is_not_written(project: Project) -> None:
+def test_run_never_writes_a_missing_snapshot_it_says_how_to_record_it(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
-    done = project.parity("run", ci=True)
-    assert done.returncode == 1
-    assert "no snapshot for mini at snapshots/demo/text/mini.yaml" in done.stdout
-    assert "CI=true" in done.stdout
-    assert not project.snapshot("demo/text", "mini").exists()
-    # The failure still shows what the run produced and the raw transcript tail.
-    assert "hello there" in done.stdout and "transcript tail" in done.stdout
+    command = "`parity record scenarios/demo/text.yaml --targets mini`"
+    for ci in (False, True):
+        done = project.parity("run", ci=ci)
+        assert done.returncode == 1
+        missing = "no snapshot for mini at snapshots/demo/text/mini.yaml"
+        assert f"{missing}; record it with {command}" in done.stdout
+        assert not project.snapshot("demo/text", "mini").exists()
+    # The failure shows what the run produced (once: under CI the short summary repeats
+    # only the headline) and the raw transcript tail.
+    assert done.stdout.count("text: hello there") == 1 and "transcript tail" in done.stdout
+    assert done.stdout.count(command) == 2  # the failure's headline and the short summary
 
 
 def test_an_invalid_scenario_is_one_failing_item_listing_file_line_errors(
@@ -68,7 +72,7 @@ def test_unavailable_target_skips_with_its_reason_and_the_summary_says_so(
         "scenarios/demo/text.yaml",
         TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini, ghost]"),
     )
-    done = project.parity("run", "--", "-rs")
+    done = project.parity("record", "--", "-rs")
     assert done.returncode == 0, done.stdout
     assert "ghost unavailable: ghost-agent is not installed here" in done.stdout
     assert "1 did not run: ghost unavailable (ghost-agent is not installed here)" in done.stdout
@@ -81,12 +85,12 @@ def test_require_targets_turns_a_missing_target_into_a_failure(project: Project)
         "scenarios/demo/text.yaml",
         TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini, ghost]"),
     )
-    done = project.parity("run", "--require-targets", "mini,ghost")
+    done = project.parity("record", "--require-targets", "mini,ghost")
     assert done.returncode == 1
     assert "required target ghost cannot run: ghost-agent is not installed here" in done.stdout
     assert "::ghost FAILED" in done.stdout
     assert "required parity check cannot run: ghost unavailable" in done.stdout
-    assert re.search(r"demo/text\s+new\s+fail; check against mini failed", done.stdout)
+    assert re.search(r"demo/text\s+new\s+fail(: [^;]+)?; check against mini failed", done.stdout)
 
     # With a recorded ghost snapshot the requirement is met: the parity check runs
     # against the recording (how CI compares with a native it cannot install), and the
@@ -123,6 +127,7 @@ def test_markers_and_targets_select_items(project: Project) -> None:
 
 def test_unused_snapshots_are_reported_and_removed_by_record(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
+    assert project.parity("record").returncode == 0
     stale = project.write("snapshots/demo/text/retired.yaml", "steps: []\n")
     gone = project.write("snapshots/demo/deleted-scenario/mini.yaml", "steps: []\n")
     done = project.parity("run")
@@ -149,7 +154,7 @@ def test_xdist_workers_share_runs_and_junit_xml_is_written(project: Project) -> 
     project.root.joinpath("scenarios/demo/text.yaml").unlink()
     stale = project.write("snapshots/demo/t0/retired.yaml", "steps: []\n")
     junit = project.root / "out.xml"
-    done = project.parity("run", "-n", "2", "--", f"--junitxml={junit}")
+    done = project.parity("record", "-n", "2", "--", f"--junitxml={junit}")
     # 3 scenarios x 2 targets: each pair ran exactly once, although the parity items
     # needing those runs may have been scheduled on the other worker.
     assert len(log.read_text().splitlines()) == 6
@@ -159,14 +164,14 @@ def test_xdist_workers_share_runs_and_junit_xml_is_written(project: Project) -> 
     assert done.returncode == 0, done.stdout
     assert "parity summary" in done.stdout and "3 pass, 6 new" in done.stdout
     # The controller collects nothing itself; the workers tell it what they collected.
-    assert "1 snapshot file(s) unused (run `parity record` to delete):" in done.stdout
-    assert "snapshots/demo/t0/retired.yaml" in done.stdout and stale.exists()
+    assert "1 snapshot file(s) deleted:" in done.stdout
+    assert "snapshots/demo/t0/retired.yaml" in done.stdout and not stale.exists()
     assert not any((project.root / ".cache" / "parity-runs").iterdir())
 
 
 def test_stale_snapshot_shows_the_changed_field_then_tails(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
-    assert project.parity("run").returncode == 0
+    assert project.parity("record").returncode == 0
     snap = project.snapshot("demo/text", "mini")
     snap.write_text(snap.read_text().replace("hello there", "hello world"))
     done = project.parity("run")
@@ -243,7 +248,7 @@ def test_snapshots_hold_no_machine_or_process_specific_values(project: Project) 
         "scenarios/demo/text.yaml",
         SINGLE + "tools:\n  - name: echo\n    description: Echo.\n    result: ok\n",
     )
-    assert project.parity("run").returncode == 0
+    assert project.parity("record").returncode == 0
     text = project.snapshot("demo/text", "mini").read_text()
     assert "- <llm>" in text and "command: <python>" in text
     assert "127.0.0.1" not in text and sys.executable not in text
@@ -251,15 +256,20 @@ def test_snapshots_hold_no_machine_or_process_specific_values(project: Project) 
     assert again.returncode == 0, again.stdout
 
 
-def test_recording_a_broken_run_warns(project: Project) -> None:
+def test_recording_a_broken_run_is_refused(project: Project) -> None:
     project.write(
         "parity.toml",
         mini_target("mini").replace('["{python}", ', '["{python}", "-c", "raise SystemExit(3)", '),
     )
     project.write("scenarios/demo/text.yaml", SINGLE)
-    done = project.parity("run")
-    assert project.snapshot("demo/text", "mini").exists()
-    assert "demo/text: the mini snapshot was written from a run with problems (" in done.stdout
+    done = project.parity("record")
+    assert done.returncode == 1
+    assert not project.snapshot("demo/text", "mini").exists()
+    assert "demo/text: the mini run had 2 run problem(s) the scenario does not expect" in (
+        done.stdout
+    )
+    assert "[exit] step 1: agent exited during initialize (exit code 3)" in done.stdout
+    assert "nothing was written to snapshots/demo/text/mini.yaml" in done.stdout
 
 
 def test_masks_are_listed_in_the_summary_with_their_reasons(project: Project) -> None:
@@ -271,7 +281,7 @@ def test_masks_are_listed_in_the_summary_with_their_reasons(project: Project) ->
         + '  - {path: "steps[0].result._meta.nonce", reason: a random nonce}\n'
         + '  - {path: "steps[9].result", reason: a step that is gone}\n',
     )
-    first = project.parity("run")
+    first = project.parity("record")
     assert first.returncode == 0, first.stdout
     assert "masks: 1 applied, 1 matched nothing" in first.stdout
     assert "demo/text mini: steps[0].result._meta.nonce: 1 value(s) masked (a random nonce)" in (

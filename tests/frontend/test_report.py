@@ -43,7 +43,8 @@ def test_summary_table_has_scenarios_as_rows_and_targets_as_columns() -> None:
     col = header.index("plus")
     assert rows["baseline/text"][col:].startswith("pass; not compared with native")
     assert rows["baseline/tool"][col:].startswith("fail; not compared with native")
-    assert rows["peers/text"][header.index("qwen-code") :] == "pass; differs from plus"
+    # Compared with a recording (the outcome's reason says so): the cell says it too.
+    assert rows["peers/text"][header.index("qwen-code") :] == "pass; differs from plus (recorded)"
     assert rows["peers/text"][header.index("native") :].startswith("-")
 
 
@@ -77,7 +78,7 @@ def test_failure_text_puts_the_diff_first_then_transcript_and_stderr_tails() -> 
     assert text.index("plus: transcript tail") < text.index("plus: stderr tail")
     assert "#11 <- frame 11" in text and "#10 ->" not in text  # the last 20 frames
     assert "#30 <- garbage  [parse error: not JSON]" in text
-    assert 'step 2 (prompt s1 "go"): timed out after 15 s' in text
+    assert 'step 3 (prompt s1 "go"): timed out after 15 s' in text  # 1-based
     assert "agent exited with code 3" in text
     assert "process 0 (exit 3, stopped by exit):\n    a\n    b\n    boom" in text
 
