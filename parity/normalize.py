@@ -41,6 +41,7 @@ from parity.selectors import parse_selector as parse_selector
 from parity.selectors import select as select
 from parity.selectors import unmatched_masks as unmatched_masks
 from parity.semantic import CHUNK_KINDS as CHUNK_KINDS
+from parity.semantic import link_tool_calls
 from parity.semantic import merge_chunks as merge_chunks
 from parity.semantic import semantic as semantic
 from parity.semantic import semantic_updates as semantic_updates
@@ -70,22 +71,23 @@ RAW_HEAD = 200
 """Characters of an unparsable line kept in the view."""
 
 
-def scripted_tool_call_ids(scenario: Scenario) -> set[str]:
-    """Tool call ids the scenario's LLM script chooses (kept verbatim, never tokenized)."""
-    ids: set[str] = set()
+def scripted_tool_call_ids(scenario: Scenario) -> list[str]:
+    """Tool call ids the scenario's LLM script chooses (kept verbatim, never tokenized),
+    in script order (the semantic profile links an agent's own ids to them in order)."""
+    ids: dict[str, None] = {}
     for entry in scenario.llm:
         for call in entry.params.get("tool_calls") or []:
             if isinstance(call, dict) and isinstance(call.get("id"), str):
-                ids.add(call["id"])
+                ids[call["id"]] = None
         for chunk in entry.params.get("chunks") or []:
             if not isinstance(chunk, dict):
                 continue
             if chunk.get("type") == "tool-call-delta" and isinstance(chunk.get("id"), str):
-                ids.add(chunk["id"])
+                ids[chunk["id"]] = None
             block = chunk.get("block")
             if isinstance(block, dict) and isinstance(block.get("id"), str):
-                ids.add(block["id"])
-    return ids
+                ids[block["id"]] = None
+    return list(ids)
 
 
 # --------------------------------------------------------------------------- view
@@ -119,7 +121,7 @@ def view(
     _discover(transcript, tokens)
     out = _Builder(transcript, tokens).build()
     if profile == "semantic":
-        out = semantic(out)
+        out = link_tool_calls(semantic(out), list(scripted_ids))
     applicable = [m for m in masks if m.targets is None or transcript.target in m.targets]
     out["masked"] = apply_masks(out, applicable)
     return out

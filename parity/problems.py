@@ -58,6 +58,7 @@ KINDS: dict[str, str] = {
     "unused-llm": "a consumable `llm` entry no model request used",
     "approval": "an `approval: ask` fixture tool called without (or against) a "
     "session/request_permission",
+    "dialect": "the agent's model calls came in another dialect than its target declares",
     "other": "a problem text this harness version does not classify",
 }
 """Every problem kind, with what it means (the schema's `expect_problems.kind` enum and
@@ -236,6 +237,7 @@ def run_problems(scenario: Scenario, transcript: Transcript | Mapping[str, Any])
     run_level = _run_problems(t, steps)
     out += run_level
     out += _model_problems(t, steps)
+    out += _dialect_problems(t, steps)
     out += _approval_problems(scenario, t, steps)
     stopped = any(p.kind == "stopped" for p in run_level)
     if not stopped:
@@ -298,6 +300,33 @@ def _nth_request_step(t: Mapping[str, Any], steps: _Steps, method: str, n: int) 
                 return steps.of_frame(int(frame.get("seq", 0)))
             found += 1
     return None
+
+
+def _dialect_problems(t: Mapping[str, Any], steps: _Steps) -> list[Problem]:
+    """A target's `dialect` says what it speaks; a model call in another one means the
+    declaration is wrong (or the agent changed), reported once per dialect seen."""
+    from parity.fakellm.canonical import dialect_of
+
+    declared = t.get("dialect")
+    if not declared:
+        return []
+    out: list[Problem] = []
+    seen: set[str] = set()
+    for req in t.get("model_requests") or []:
+        spoken = dialect_of(str(req.get("path", "")))
+        if spoken is None or spoken == declared or spoken in seen:
+            continue
+        seen.add(spoken)
+        text = (
+            f"the target declares dialect {declared}, but the agent's model calls came as "
+            f'{spoken} ({req.get("path")}): set `dialect = "{spoken}"` for it'
+        )
+        t_req = req.get("t")
+        index = steps.at(float(t_req)) if isinstance(t_req, int | float) else None
+        out.append(
+            Problem("dialect", steps.prefix(index, text), None if index is None else index + 1)
+        )
+    return out
 
 
 def _model_problems(t: Mapping[str, Any], steps: _Steps) -> list[Problem]:

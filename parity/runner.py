@@ -218,6 +218,7 @@ class Runner:
         # Machine- and process-specific values that reach the wire (the fake's URL with
         # its port and run id, e.g. in an MCP server entry; the interpreter and checkout
         # paths) are masked like the run's directories, so snapshots are reproducible.
+        transcript.dialect = spec.dialect
         transcript.paths.setdefault("llm", run.base_url)
         transcript.paths.setdefault("python", sys.executable)
         transcript.paths.setdefault("repo", str(self.config.root))

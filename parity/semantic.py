@@ -1,7 +1,8 @@
 """The semantic profile: an exact view made comparable across unlike agents.
 
 Text chunks of one message merge (also across interleaved usage or title updates), each
-tool call folds into its final state, permission option ids become `<option:KIND>`, and
+tool call folds into its final state, permission option ids become `<option:KIND>`, an
+agent's own tool call ids are linked to the scripted ones (`link_tool_calls`), and
 `_meta`, usage numbers, side model requests and how processes ended are dropped.
 `parity.normalize.view` applies it after building the exact view; `parity.diff` uses
 `merge_chunks` to compare streamed text.
@@ -9,6 +10,7 @@ tool call folds into its final state, permission option ids become `<option:KIND
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeGuard
 
 from parity.tokens import hashable as _hashable
@@ -29,6 +31,47 @@ def semantic(exact: dict[str, Any]) -> dict[str, Any]:
     if isinstance(out.get("process"), dict):
         out["process"].pop("exit", None)
     return out
+
+
+_OWN_CALL_ID = re.compile(r"<toolcall:\d+>")
+
+
+def link_tool_calls(view: dict[str, Any], scripted: list[str]) -> dict[str, Any]:
+    """An agent's own tool call ids linked to the scripted ones (semantic profile).
+
+    Most agents echo the id the model gave a call; some mint their own (its token is
+    `<toolcall:N>`). In order of first appearance, the k-th such token becomes the k-th
+    scripted id that appears nowhere in the view, so "call-1 completed" reads the same
+    for every agent. Tokens beyond the scripted ids stay as they are."""
+    found: list[str] = []
+    present: set[str] = set()
+
+    def scan(value: Any) -> None:
+        if isinstance(value, dict):
+            for v in value.values():
+                scan(v)
+        elif isinstance(value, list):
+            for v in value:
+                scan(v)
+        elif isinstance(value, str):
+            present.add(value)
+            if _OWN_CALL_ID.fullmatch(value) and value not in found:
+                found.append(value)
+
+    scan(view.get("steps", []))
+    free = [s for s in scripted if s not in present]
+    links = dict(zip(found, free, strict=False))
+    if not links:
+        return view
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: swap(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [swap(v) for v in value]
+        return links.get(value, value) if isinstance(value, str) else value
+
+    return {**view, "steps": swap(view.get("steps", []))}
 
 
 def _semantic_step(step: dict[str, Any]) -> dict[str, Any]:

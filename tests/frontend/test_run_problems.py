@@ -576,3 +576,18 @@ def test_trigger_and_outcome_words() -> None:
     assert (
         prompt_outcome({"error": {"code": -32602, "message": "bad"}}) == "with error -32602 (bad)"
     )
+
+
+def test_model_calls_in_another_dialect_than_declared_are_a_problem(tmp_path: Path) -> None:
+    scenario = _scenario(tmp_path)
+    calls = [
+        {"seq": 0, "t": 2.5, "method": "POST", "path": "/v1/responses", "dialect": "x"},
+        {"seq": 1, "t": 2.6, "method": "POST", "path": "/v1/responses", "dialect": "x"},
+        {"seq": 2, "t": 2.7, "method": "GET", "path": "/v1/models", "dialect": "x"},
+    ]
+    found = run_problems(scenario, _transcript(dialect="openai-chat", model_requests=calls))
+    assert [(p.kind, p.step) for p in found] == [("dialect", 3)]  # once, at the prompt
+    assert "declares dialect openai-chat" in found[0].message
+    assert 'set `dialect = "openai-responses"`' in found[0].message
+    ok = _transcript(dialect="openai-responses", model_requests=calls)
+    assert run_problems(scenario, ok) == []

@@ -408,3 +408,29 @@ def test_run_dates_cover_today_and_yesterday_in_utc_and_local_time() -> None:
     dates = run_dates(just_after_midnight)
     assert {dt.date(2026, 11, 30), dt.date(2026, 12, 1)} <= set(dates)
     assert "Tue Dec 01 2026" in date_spellings(dt.date(2026, 12, 1))
+
+
+def test_semantic_links_an_agents_own_tool_call_ids_to_the_scripted_ones() -> None:
+    from parity.semantic import link_tool_calls
+
+    own = {
+        "steps": [
+            {
+                "updates": [
+                    {"sessionUpdate": "tool_call", "toolCallId": "<toolcall:2>", "title": "a"},
+                    {"sessionUpdate": "tool_call", "toolCallId": "<toolcall:1>", "title": "b"},
+                    {"sessionUpdate": "tool_call", "toolCallId": "<toolcall:3>", "title": "c"},
+                ],
+                "agent_requests": [{"params": {"toolCall": {"toolCallId": "<toolcall:1>"}}}],
+            }
+        ],
+        "model": [{"body": "<toolcall:2>"}],
+    }
+    linked = link_tool_calls(own, ["call-1", "call-2"])
+    updates = linked["steps"][0]["updates"]
+    # In order of first appearance; more own ids than scripted ones stay tokens.
+    assert [u["toolCallId"] for u in updates] == ["call-1", "call-2", "<toolcall:3>"]
+    assert linked["steps"][0]["agent_requests"][0]["params"]["toolCall"]["toolCallId"] == "call-2"
+    assert linked["model"] == own["model"]  # only the ACP side is linked
+    echoed = {"steps": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "call-1"}]}]}
+    assert link_tool_calls(echoed, ["call-1"]) == echoed
