@@ -27,6 +27,7 @@ import for callers.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -69,6 +70,12 @@ AGENT_REQUEST_KINDS: dict[str, str] = {
 
 RAW_HEAD = 200
 """Characters of an unparsable line kept in the view."""
+
+
+_SCENARIO_LINE = re.compile(r"(<repo>/\S+?\.ya?ml):\d+:\d+:")
+"""A step problem quoting the scenario's file:line:col (a script error): the view keeps
+the file and drops the position, so editing the scenario above the step does not change
+the snapshot (the live failure still shows the line)."""
 
 
 def scripted_tool_call_ids(scenario: Scenario) -> list[str]:
@@ -335,7 +342,9 @@ class _Builder:
                 entry.update(after_updates=len(updates), answer=answer)
             {"update": updates, "agent_request": requests}.get(bucket, notes).append(entry)
         if step.problem:
-            notes.append({"problem": self.tokens.scrub_text(step.problem)})
+            notes.append(
+                {"problem": _SCENARIO_LINE.sub(r"\1:", self.tokens.scrub_text(step.problem))}
+            )
         for key, value in (
             ("updates", updates),
             ("agent_requests", requests),
