@@ -54,6 +54,9 @@ def pytest_args(args: argparse.Namespace, config: targets.Config, *, record: boo
     out = [*paths, "-p", "parity.plugin", "--parity-root", str(config.root)]
     # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
     out += ["--rootdir", str(config.root)]
+    # pytest's own header (platform, plugin settings) says nothing about the agents and
+    # runs past the 120 columns the summary keeps to.
+    out += ["--no-header"]
     out += ["-v"] if not args.quiet else ["-q"]
     if args.targets:
         out += ["--targets", args.targets]
