@@ -7,7 +7,7 @@ SCHEMA  := .cache/acp-schema/schema.json
 PYTEST_N ?= auto
 REQUIRE ?=
 
-.PHONY: parity test record lint peers schema bench clean
+.PHONY: parity test record lint peers schema bench clean install
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -39,6 +39,11 @@ record: $(STAMP) $(SCHEMA)
 ## make peers: install the third-party peer agents into .cache/peers.
 peers: $(STAMP)
 	$(BIN)/parity peers install
+
+## make install: put `acp-plus` (and `parity`) on PATH as a pipx tool, from this checkout;
+## no venv bootstrap and no tests. `uv tool install --force .` does the same with uv.
+install:
+	pipx install --force .
 
 lint: $(STAMP)
 	$(BIN)/ruff check parity acp_plus tests bench

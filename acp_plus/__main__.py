@@ -1,7 +1,7 @@
 """The `acp-plus` command (also `python -m acp_plus`): an ACP agent on stdio.
 
-Stdout carries protocol frames only; logs go to stderr. `--help` and the `--dump-*`
-options print and exit without starting the protocol. A configuration error prints one
+Stdout carries protocol frames only; logs go to stderr. `--help`, `--version` and the
+`--dump-*` options print and exit without starting the protocol. A configuration error prints one
 line on stderr and exits with status 2.
 """
 
@@ -16,12 +16,29 @@ from pathlib import Path
 
 from acp_plus.config import SCHEMA, ConfigError, default_home, load_file
 
+DISTRIBUTION = "acp-parity"
+"""The installed distribution that ships `acp_plus` (its version is acp-plus's)."""
+
+
+def version() -> str:
+    """The installed package's version, from its metadata."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version(DISTRIBUTION)
+    except PackageNotFoundError:  # a bare source tree on sys.path, never installed
+        return "unknown"
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-plus",
         description="An ACP agent (JSON-RPC 2.0 over stdio) with the dsh-acp wire contract. "
         "Start it from an ACP client such as Zed; it speaks on stdin/stdout.",
+    )
+    parser.add_argument(
+        "--version", action="store_true", help="print `acp-plus <version>` and exit"
     )
     parser.add_argument("--config", type=Path, metavar="FILE", help="TOML configuration file")
     parser.add_argument(
@@ -61,6 +78,9 @@ def _dump(value: object) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     args = _parser().parse_args(argv)
+    if args.version:
+        print(f"acp-plus {version()}", flush=True)
+        return 0
     if args.dump_config_schema:
         return _dump(SCHEMA)
     home = (args.home or default_home(os.environ)).expanduser().absolute()

@@ -7,6 +7,7 @@ start-up never pays for importing `jsonschema`. Everything except `load_file` is
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -61,6 +62,33 @@ _PROVIDER: dict[str, Any] = {
         },
         "name": {"type": "string", "minLength": 1, "description": "Label; defaults to route."},
         "models": {"type": "array", "items": _MODEL},
+        "max_tokens": {
+            "type": "integer",
+            "minimum": 1,
+            "description": "openai-chat: `max_tokens` sent with every request (default: not "
+            "sent, the provider's limit). Rejected for parity-stream (the protocol has no "
+            "such field).",
+        },
+        "request_timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "Seconds per attempt to connect, send and get the answer's status "
+            "(openai-chat: the SDK timeout, also each read; default 600). parity-stream "
+            "default: no limit (connect 10).",
+        },
+        "stream_idle_timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "Seconds to wait for the next streamed chunk before the turn fails "
+            "(default: 600 openai-chat, no limit parity-stream).",
+        },
+        "retries": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "openai-chat: the SDK's retries (connection errors, timeouts, 408, "
+            "409, 429, 5xx; default 2). parity-stream: transport errors before any answer "
+            "only, never a protocol failure (default 0).",
+        },
     },
 }
 
@@ -143,6 +171,28 @@ class ProviderSpec:
     base_url: str | None = None
     api_key_env: str | None = None
     models: tuple[ModelSpec, ...] = ()
+    max_tokens: int | None = None
+    request_timeout: float | None = None
+    stream_idle_timeout: float | None = None
+    retries: int = 0
+
+
+# Per-api defaults of the transport keys (the values the providers used before they were
+# configurable). None = no limit / not sent.
+TRANSPORT_DEFAULTS: dict[str, dict[str, Any]] = {
+    "openai-chat": {
+        "max_tokens": None,
+        "request_timeout": 600.0,
+        "stream_idle_timeout": 600.0,
+        "retries": 2,
+    },
+    "parity-stream": {
+        "max_tokens": None,
+        "request_timeout": None,
+        "stream_idle_timeout": None,
+        "retries": 0,
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -178,6 +228,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "string": (str,),
     "integer": (int,),
+    "number": (int, float),
     "boolean": (bool,),
 }
 
@@ -186,15 +237,19 @@ def _check(value: Any, schema: dict[str, Any], where: str) -> None:
     kind = schema.get("type")
     if kind is not None:
         ok = isinstance(value, _TYPES[kind])
-        if kind == "integer" and isinstance(value, bool):
+        if kind in ("integer", "number") and isinstance(value, bool):
             ok = False  # TOML true is not a number
         if not ok:
             raise ConfigError(f"{where}: expected {kind}, got {type(value).__name__}")
+    if kind == "number" and not math.isfinite(value):
+        raise ConfigError(f"{where}: must be a finite number")
     if "enum" in schema and value not in schema["enum"]:
         choices = ", ".join(str(c) for c in schema["enum"])
         raise ConfigError(f"{where}: {value!r} is not one of {choices}")
     if "minimum" in schema and value < schema["minimum"]:
         raise ConfigError(f"{where}: must be >= {schema['minimum']}")
+    if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
+        raise ConfigError(f"{where}: must be > {schema['exclusiveMinimum']}")
     if "minLength" in schema and len(value) < schema["minLength"]:
         raise ConfigError(f"{where}: must not be empty")
     if kind == "array":
@@ -245,6 +300,11 @@ def _provider(route: str, raw: dict[str, Any]) -> ProviderSpec:
             raise ConfigError(f"{where}: a parity-stream provider needs base_url")
         if raw.get("models"):
             raise ConfigError(f"{where}.models: parity-stream models come from the catalog")
+        if "max_tokens" in raw:
+            raise ConfigError(
+                f"{where}.max_tokens: parity-stream/1 requests carry no output limit; "
+                "the catalog's script decides"
+            )
     if raw["api"] == "openai-chat":
         for key in ("base_url", "api_key_env"):
             if key not in raw:
@@ -254,6 +314,11 @@ def _provider(route: str, raw: dict[str, Any]) -> ProviderSpec:
     models = tuple(_model(m, f"{where}.models[{i}]") for i, m in enumerate(raw.get("models", [])))
     if len({m.id for m in models}) != len(models):
         raise ConfigError(f"{where}.models: model ids must be unique")
+    defaults = TRANSPORT_DEFAULTS[raw["api"]]
+    timeouts = {
+        key: float(raw[key]) if key in raw else defaults[key]
+        for key in ("request_timeout", "stream_idle_timeout")
+    }
     return ProviderSpec(
         route=route,
         api=raw["api"],
@@ -261,6 +326,9 @@ def _provider(route: str, raw: dict[str, Any]) -> ProviderSpec:
         base_url=raw.get("base_url"),
         api_key_env=raw.get("api_key_env"),
         models=models,
+        max_tokens=raw.get("max_tokens", defaults["max_tokens"]),
+        retries=raw.get("retries", defaults["retries"]),
+        **timeouts,
     )
 
 

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from acp_plus import model_control
 from acp_plus.config import Config, ProviderSpec
+from acp_plus.core.tools._reaper import descendants
+from acp_plus.core.tools.procs import protect_env
 from acp_plus.errors import (
     RpcError,
     bridge_disposed,
@@ -218,7 +220,12 @@ async def build_runtime(config: Config) -> Runtime:
             from acp_plus.core.llm.parity_stream import ParityStreamProvider
 
             assert spec.base_url is not None  # config validation guarantees it
-            host = ParityStreamProvider(spec.base_url)
+            host = ParityStreamProvider(
+                spec.base_url,
+                request_timeout=spec.request_timeout,
+                stream_idle_timeout=spec.stream_idle_timeout,
+                retries=spec.retries,
+            )
             providers.append(host)
             tools.extend(await fixture_tools(host))
         else:
@@ -226,12 +233,18 @@ async def build_runtime(config: Config) -> Runtime:
 
             # Config validation guarantees base_url and api_key_env for openai-chat.
             assert spec.base_url is not None and spec.api_key_env is not None
+            # Whatever its name, the provider's key never reaches a tool's environment.
+            protect_env(spec.api_key_env)
             chat = OpenAIChatConfig(
                 id=spec.route,
                 name=spec.name,
                 base_url=spec.base_url,
                 api_key_env=spec.api_key_env,
                 models=tuple(model_infos(spec)),
+                max_retries=spec.retries,
+                timeout=spec.request_timeout,
+                stream_idle_timeout=spec.stream_idle_timeout,
+                max_tokens=spec.max_tokens,
             )
             providers.append(OpenAIChatProvider(chat, read_attachment=attachments.read))
     router = Router(providers)
@@ -623,30 +636,10 @@ def kill_descendants() -> None:
     """Last line of the no-leftover-process guarantee: SIGKILL every descendant.
 
     Tools and MCP clients stop their children on cancel/close; this catches anything a
-    bug or a detached grandchild left behind. Linux only (reads /proc); a no-op elsewhere.
+    bug or a detached grandchild left behind (acp-plus is a child subreaper, so those
+    stay its descendants). Linux only (reads /proc); a no-op elsewhere.
     """
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    parents: dict[int, list[int]] = {}
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # Fields after the parenthesized command name: state, ppid, ...
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        parents.setdefault(int(fields[1]), []).append(int(entry))
-    stack, found = [os.getpid()], []
-    while stack:
-        for child in parents.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    for pid in found:
+    for pid in descendants(os.getpid()):
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
 

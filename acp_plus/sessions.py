@@ -34,6 +34,7 @@ from acp_plus.core.agent import Agent, Route
 from acp_plus.core.approvals import ApprovalRequest
 from acp_plus.core.attachments import AttachmentStore, ImagePolicyError
 from acp_plus.core.events import ApprovalOutcome
+from acp_plus.core.store import SessionLocked
 from acp_plus.errors import RpcError, internal_error, invalid_params, session_closing
 from acp_plus.rpc import RequestContext
 from acp_plus.updates import DeliveryError, context_used, project
@@ -160,7 +161,15 @@ class LiveSession:
     # -- wiring --------------------------------------------------------------------------
 
     def attach(self, agent: Agent) -> None:
-        """Bind the core agent (created with `self.on_event` and `self.ask_permission`)."""
+        """Bind the core agent (created with `self.on_event` and `self.ask_permission`).
+
+        Takes the session log's write lock, held until close: one writer per session
+        across processes. Live in another process: -32602 `session is already active`.
+        """
+        try:
+            agent.log.acquire()
+        except SessionLocked:
+            raise invalid_params(f"session is already active: {self.id}") from None
         self.agent = agent
 
     @property
@@ -252,6 +261,9 @@ class LiveSession:
             return {"stopReason": "cancelled"}
         if route is None or self.agent is None:
             raise internal_error("prompt was not queued: no model route is configured")
+        if not self.agent.log.locked:
+            # Unreachable through the server (attach locks); never write unlocked.
+            raise invalid_params(f"session is not writable in this process: {self.id}")
         try:
             # run_turn commits turn/start synchronously before its first await, so a
             # cancel arriving from here on finds the agent running.
@@ -336,6 +348,8 @@ class LiveSession:
                 await release()
             except Exception as exc:
                 errors.append(str(exc) or type(exc).__name__)
+        if self.agent is not None:
+            self.agent.log.release()
         if errors:
             raise RuntimeError("; ".join(errors))
 

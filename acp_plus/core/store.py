@@ -4,15 +4,25 @@ Line 1 is the header; every later line is one committed event. A commit is writt
 single line and fsynced before `append` returns, so a crash (even `kill -9`) loses at
 most the event being written. A torn last line (a crash mid-write) is ignored when
 reading and cut off before the next append, so the file stays well formed.
+
+One writer per session: a live session holds an exclusive `flock` on `<id>.lock` next to
+its log (`SessionLog.acquire`, from session/new or resume until close). The lock dies
+with its process, so a lock file a crash leaves behind never blocks. Reading (listing,
+`open`) takes no lock. Independently of the lock, an append never cuts off complete
+events another writer committed after this log was read: it fails instead.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import json
 import os
 import re
 import time
 import uuid
+import weakref
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +48,14 @@ class UnknownSession(StoreError, KeyError):
         return str(self.args[0]) if self.args else "unknown session"
 
 
+class SessionLocked(StoreError):
+    """Another process holds the session's write lock (the session is live there)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session is already active in another process: {session_id}")
+        self.session_id = session_id
+
+
 def validate_session_id(session_id: object) -> str:
     """Return `session_id` if it is a UUID string, else raise `InvalidSessionId`.
 
@@ -60,6 +78,44 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def _lock_exclusive(path: Path, session_id: str) -> int:
+    """Take the exclusive, non-blocking `flock` on `path`; returns the open descriptor.
+
+    Raises `SessionLocked` when another open file holds it. The file is unlinked on
+    release, so after locking the descriptor must still be the file at `path` (else a
+    releaser unlinked it between our open and our lock: retry on the new file).
+    """
+    while True:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot open session lock {path}: {exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise SessionLocked(session_id) from None
+            raise StoreError(f"cannot lock session {session_id}: {exc}") from exc
+        try:
+            on_disk = os.stat(path)
+        except FileNotFoundError:
+            os.close(fd)
+            continue
+        mine = os.fstat(fd)
+        if (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino):
+            return fd
+        os.close(fd)
+
+
+def _unlock(path: Path, fd: int) -> None:
+    # Unlink while still holding it: a waiter that opened this file then sees a
+    # different file at the path and retries (see `_lock_exclusive`).
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+    os.close(fd)
 
 
 def parse_log(data: bytes) -> tuple[list[dict[str, Any]], int]:
@@ -103,6 +159,55 @@ class SessionLog:
         self._events = events
         self._valid_len = valid_len
         self._repaired = False
+        self._unlock: weakref.finalize[[Path, int], SessionLog] | None = None
+
+    @property
+    def lock_path(self) -> Path:
+        """The session's lock file, next to the log."""
+        return self._path.with_suffix(".lock")
+
+    @property
+    def locked(self) -> bool:
+        """Whether this log holds the session's write lock."""
+        return self._unlock is not None and self._unlock.alive
+
+    def acquire(self, *, reload: bool = True) -> None:
+        """Become the session's one writer: take its lock, then re-read the log.
+
+        Raises `SessionLocked` if another process holds it. Re-reading under the lock
+        means events another writer committed since `open` are seen, not overwritten.
+        Idempotent; `release`, dropping the last reference, or the process's death
+        gives the lock up.
+        """
+        if self.locked:
+            return
+        fd = _lock_exclusive(self.lock_path, self.id)
+        try:
+            if reload:
+                self._reload()
+        except BaseException:
+            _unlock(self.lock_path, fd)
+            raise
+        self._unlock = weakref.finalize(self, _unlock, self.lock_path, fd)
+
+    def release(self) -> None:
+        """Give up the write lock (no-op when not held); the lock file is removed."""
+        if self._unlock is not None:
+            self._unlock()
+
+    def _reload(self) -> None:
+        try:
+            data = self._path.read_bytes()
+        except OSError as exc:
+            raise StoreError(f"cannot read session log {self._path}: {exc}") from exc
+        objects, valid_len = parse_log(data)
+        first = objects[0] if objects else {}
+        if first.get("type") != "header" or first.get("id") != self._header.get("id"):
+            raise StoreError(f"session log has no header: {self._path}")
+        self._header = objects[0]
+        self._events = objects[1:]
+        self._valid_len = valid_len
+        self._repaired = False
 
     @property
     def id(self) -> str:
@@ -136,18 +241,31 @@ class SessionLog:
         try:
             with open(self._path, "r+b") as fh:
                 if not self._repaired:
-                    # Cut a torn tail left by a crash so the new line starts clean.
+                    # Cut a torn tail left by a crash so the new line starts clean, but
+                    # never complete events someone else committed since we read.
+                    _, on_disk = parse_log(fh.read())
+                    if on_disk != self._valid_len:
+                        raise StoreError(self._changed())
                     fh.truncate(self._valid_len)
                     self._repaired = True
+                elif os.fstat(fh.fileno()).st_size != self._valid_len:
+                    raise StoreError(self._changed())
                 fh.seek(self._valid_len)
                 fh.write(line)
                 fh.flush()
                 os.fsync(fh.fileno())
         except OSError as exc:
+            self._repaired = False  # a partial line is a torn tail: cut it next time
             raise StoreError(f"cannot append to session log {self._path}: {exc}") from exc
         self._valid_len += len(line)
         self._events.append(committed)
         return committed
+
+    def _changed(self) -> str:
+        return (
+            f"session log {self._path} was written by another process since it was read; "
+            "not appending (reopen the session)"
+        )
 
 
 class SessionStore:
@@ -165,7 +283,11 @@ class SessionStore:
         return self._dir / f"{validate_session_id(session_id)}.jsonl"
 
     def create(self, cwd: str, origin: str = "acp") -> SessionLog:
-        """Create a new session with a random UUID v4 id; durable before returning."""
+        """Create a new session with a random UUID v4 id; durable before returning.
+
+        The new log holds the session's write lock (taken before the file appears, so
+        no other process can resume the session in between).
+        """
         self._dir.mkdir(parents=True, exist_ok=True)
         session_id = str(uuid.uuid4())
         header = {
@@ -178,6 +300,8 @@ class SessionStore:
         line = (json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         path = self._path(session_id)
         tmp = path.with_suffix(".jsonl.tmp")
+        log = SessionLog(path, header, [], len(line))
+        log.acquire(reload=False)
         try:
             with open(tmp, "wb") as fh:
                 fh.write(line)
@@ -187,8 +311,9 @@ class SessionStore:
             os.replace(tmp, path)
             _fsync_dir(self._dir)
         except OSError as exc:
+            log.release()
             raise StoreError(f"cannot create session log {path}: {exc}") from exc
-        return SessionLog(path, header, [], len(line))
+        return log
 
     def exists(self, session_id: str) -> bool:
         """Whether a log exists for the (validated) id."""

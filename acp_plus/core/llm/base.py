@@ -8,9 +8,10 @@ one `usage`, then exactly one `finish`. Providers report failures as a final
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, Protocol, TypedDict
 
@@ -106,6 +107,92 @@ def error_finish(message: str, code: str) -> dict[str, Any]:
         "type": "finish",
         "reason": {"kind": "error", "failure": {"message": message, "code": code}},
     }
+
+
+def provider_failure(
+    route: str, api: str, message: str, code: str, status: int | None = None
+) -> dict[str, Any]:
+    """A `finish{error}` for a failed HTTP exchange, naming route, api and status.
+
+    `provider mock (openai-chat): HTTP 409: script exhausted`. The turn-failed text
+    (contract 3.4, `turn failed: <message>`) then says who failed and how. A failure the
+    provider reports *inside* a well-formed stream (parity-stream `finish{error}`, a
+    chat-completions error event) is the model's own failure and is passed on verbatim,
+    as native does.
+    """
+    head = f"provider {route} ({api}): "
+    if status is not None:
+        head += f"HTTP {status}: "
+    return error_finish(head + message, code)
+
+
+class StreamStalled(Exception):
+    """No chunk arrived within the stream idle timeout."""
+
+    def __init__(self, seconds: float):
+        super().__init__(f"stream stalled: no data for {seconds:g} s (stream_idle_timeout)")
+        self.seconds = seconds
+
+
+class StallGuard:
+    """Bounds the wait for each next chunk of a provider stream (`stream_idle_timeout`).
+
+    Only the time spent awaiting the provider counts: the consumer's own work between
+    chunks (commit, projection) never trips it, and no timer is created per chunk (one
+    timer re-arms itself), so a 100,000-delta stream pays a float store per chunk.
+    `seconds=None` disables the guard.
+    """
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self._since = 0.0
+        self._waiting = False
+        self._fired = False
+        self._handle: asyncio.TimerHandle | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    def __enter__(self) -> StallGuard:
+        if self.seconds is not None:
+            loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+            self._handle = loop.call_at(loop.time() + self.seconds, self._check)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _check(self) -> None:
+        assert self.seconds is not None and self._task is not None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        due = (self._since if self._waiting else now) + self.seconds
+        if self._waiting and now >= due:
+            self._fired = True
+            self._handle = None
+            self._task.cancel()
+            return
+        self._handle = loop.call_at(due, self._check)
+
+    async def next(self, source: AsyncIterator[Any]) -> Any:
+        """`await anext(source)`, raising `StreamStalled` when it takes too long."""
+        if self._handle is None:
+            return await source.__anext__()
+        task = self._task
+        assert task is not None
+        base = task.cancelling()
+        self._since = asyncio.get_running_loop().time()
+        self._waiting = True
+        try:
+            return await source.__anext__()
+        except asyncio.CancelledError:
+            if self._fired and task.uncancel() <= base:
+                assert self.seconds is not None
+                raise StreamStalled(self.seconds) from None
+            raise
+        finally:
+            self._waiting = False
 
 
 class Router:

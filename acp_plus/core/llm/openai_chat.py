@@ -4,8 +4,10 @@ The request side converts the canonical parity-stream request to chat messages; 
 response side (`ChatChunkMapper`, pure) turns streamed chat chunks into StreamChunks:
 one block per text run, reasoning run (DeepSeek `reasoning_content`) and tool call,
 each with block-start / deltas / block-end, then `usage`, then `finish`. Failures are
-reported as `finish{error}` carrying the SDK's message; a missing API key fails the
-prompt (naming the variable), never startup.
+reported as `finish{error}`: an HTTP status error names the route, the status and the
+provider's message (`provider mock (openai-chat): HTTP 409: script exhausted`), an error
+event inside the stream passes on the provider's message verbatim; a missing API key
+fails the prompt (naming the variable), never startup.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_plus.core.llm.base import ModelInfo, ModelRequest, ProviderInfo, error_finish
+from acp_plus.core.llm.base import (
+    ModelInfo,
+    ModelRequest,
+    ProviderInfo,
+    StallGuard,
+    StreamStalled,
+    error_finish,
+    provider_failure,
+)
 
 DEEPSEEK_MODELS: tuple[ModelInfo, ...] = (
     {
@@ -53,6 +63,8 @@ ReadAttachment = Callable[[str], bytes]
 
 IMAGE_UNAVAILABLE_TEXT = "[image unavailable: the attachment is missing or corrupt]"
 
+API = "openai-chat"
+
 _FINISH_KINDS = {"stop": "stop", "tool_calls": "tool-calls", "length": "max-tokens"}
 
 
@@ -66,8 +78,13 @@ class OpenAIChatConfig:
     api_key_env: str = "DEEPSEEK_API_KEY"
     models: tuple[ModelInfo, ...] = DEEPSEEK_MODELS
     max_retries: int = 2
-    """SDK retries for connection errors, 429 and 5xx (real providers are flaky)."""
-    timeout: float = 600.0
+    """Config `retries`: the SDK's retries (connection errors, timeouts, 408, 409, 429, 5xx)."""
+    timeout: float | None = 600.0
+    """Config `request_timeout`: the SDK's per-attempt timeout (connect, send, each read)."""
+    stream_idle_timeout: float | None = 600.0
+    """Longest wait for the next streamed chunk; None disables the limit."""
+    max_tokens: int | None = None
+    """Sent as `max_tokens` when set; None leaves the limit to the provider."""
 
 
 # -- request side (pure) -------------------------------------------------------------------
@@ -404,6 +421,7 @@ class OpenAIChatProvider:
         if "openai" not in sys.modules:
             # The SDK import is CPU-heavy; keep it off the event loop.
             await asyncio.to_thread(importlib.import_module, "openai")
+        import httpx
         import openai
 
         if self._read_attachment is not None and _has_image(req.messages):
@@ -419,16 +437,41 @@ class OpenAIChatProvider:
             params["tools"] = to_chat_tools(req.tools)
         if req.reasoning_effort:
             params["reasoning_effort"] = req.reasoning_effort
+        if self.config.max_tokens is not None:
+            params["max_tokens"] = self.config.max_tokens
         mapper = ChatChunkMapper()
+        route = self.config.id
         try:
             stream = await self._sdk(api_key).chat.completions.create(**params)
             # `async with` closes the HTTP response on every exit, cancellation included.
             async with stream:
-                async for chunk in stream:
-                    for out in mapper.feed(chunk.model_dump(exclude_none=True)):
-                        yield out
+                chunks = stream.__aiter__()
+                with StallGuard(self.config.stream_idle_timeout) as guard:
+                    while True:
+                        try:
+                            chunk = await guard.next(chunks)
+                        except StopAsyncIteration:
+                            break
+                        for out in mapper.feed(chunk.model_dump(exclude_none=True)):
+                            yield out
+        except StreamStalled as exc:
+            yield provider_failure(route, API, str(exc), "TIMEOUT")
+            return
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            yield provider_failure(route, API, _error_message(exc), _error_code(exc), status)
+            return
+        except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
+            # APITimeoutError is an APIConnectionError.
+            yield provider_failure(route, API, _error_message(exc), _error_code(exc))
+            return
         except openai.OpenAIError as exc:
+            # An error event inside the stream: the provider's own failure, verbatim.
             yield error_finish(_error_message(exc), _error_code(exc))
+            return
+        except httpx.HTTPError as exc:
+            # A transport failure while reading the body reaches us unwrapped.
+            yield provider_failure(route, API, f"transport failed: {exc}", "TRANSPORT")
             return
         for out in mapper.close():
             yield out

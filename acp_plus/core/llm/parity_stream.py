@@ -2,23 +2,42 @@
 
 One base URL serves the catalog (providers, models, fixture tools), the NDJSON model
 stream and fixture tool calls. Any non-200 answer becomes a `PARITY_PROTOCOL` failure
-carrying the server's `error` text, and is never retried. Closing the HTTP response
-(which task cancellation does) is how the fake learns that a turn was cancelled.
+carrying the server's `error` text, exactly as the fixed wire says (native's adapter
+reports it the same way), and is never retried; a `finish{error}` inside the stream is
+the scripted model failure and passes on verbatim. Failures this client detects itself
+(a malformed or unfinished stream, a stall, a transport error) name the route and what
+happened (`provider mock (parity-stream): stream stalled: ...`).
+`retries` applies only to transport errors before any answer (connection refused or
+reset, `request_timeout`). Closing the HTTP response (which task cancellation does) is
+how the fake learns that a turn was cancelled.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from acp_plus.core.llm.base import ModelRequest, ProviderError, ProviderInfo, error_finish
+from acp_plus.core.llm.base import (
+    ModelRequest,
+    ProviderError,
+    ProviderInfo,
+    StallGuard,
+    StreamStalled,
+    error_finish,
+    provider_failure,
+)
 
 if TYPE_CHECKING:
     import httpx
 
 PROTOCOL = "parity-stream/1"
 PROTOCOL_CODE = "PARITY_PROTOCOL"
+API = "parity-stream"
+CONNECT_TIMEOUT = 10.0
+RETRY_BACKOFF = 0.25
+"""Seconds before the first transport retry; doubled per retry."""
 
 
 class FixtureToolSpec(TypedDict):
@@ -34,6 +53,18 @@ class ToolCallFailed(Exception):
     """`/tools/call` answered with a non-200 status or an unreadable body."""
 
 
+def _error_message(body: bytes) -> str | None:
+    """The server's `error` field, else the raw answer's text (None when empty)."""
+    try:
+        parsed = json.loads(body)
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), str):
+            return str(parsed["error"])
+    except ValueError:
+        pass
+    text = body.decode("utf-8", "replace").strip()
+    return text[:500] if text else None
+
+
 def _error_text(status: int, body: bytes) -> str:
     """The server's `error` field, or a description of the raw answer."""
     try:
@@ -42,8 +73,8 @@ def _error_text(status: int, body: bytes) -> str:
             return str(parsed["error"])
     except ValueError:
         pass
-    text = body.decode("utf-8", "replace").strip()
-    return f"HTTP {status}" + (f": {text[:500]}" if text else "")
+    text = _error_message(body)
+    return f"HTTP {status}" + (f": {text}" if text else "")
 
 
 def parse_catalog(doc: Any) -> tuple[list[ProviderInfo], list[FixtureToolSpec]]:
@@ -92,9 +123,20 @@ def parse_catalog(doc: Any) -> tuple[list[ProviderInfo], list[FixtureToolSpec]]:
 class ParityStreamProvider:
     """A provider (and fixture-tool host) behind one parity-stream base URL."""
 
-    def __init__(self, base_url: str, timeout: float | None = None):
+    def __init__(
+        self,
+        base_url: str,
+        timeout: float | None = None,
+        *,
+        request_timeout: float | None = None,
+        stream_idle_timeout: float | None = None,
+        retries: int = 0,
+    ):
         self._base = base_url.rstrip("/")
         self._timeout = timeout
+        self._request_timeout = request_timeout
+        self._idle_timeout = stream_idle_timeout
+        self._retries = retries
         self._client: httpx.AsyncClient | None = None
         self._providers: list[ProviderInfo] | None = None
         self._tools: list[FixtureToolSpec] = []
@@ -110,7 +152,9 @@ class ParityStreamProvider:
             import httpx
 
             # No read timeout by default: a scripted hang must last until we cancel it.
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self._timeout, connect=10.0))
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self._timeout, connect=CONNECT_TIMEOUT)
+            )
         return self._client
 
     async def _load(self) -> None:
@@ -145,39 +189,79 @@ class ParityStreamProvider:
             await self._load()
         return list(self._tools)
 
+    async def _open(self, req: ModelRequest) -> httpx.Response:
+        """Send POST /stream and wait for the answer's status (bounded by request_timeout);
+        transport errors before an answer are retried `retries` times."""
+        import httpx
+
+        client = self._http()
+        attempt = 0
+        while True:
+            request = client.build_request("POST", f"{self._base}/stream", json=req.to_json())
+            try:
+                async with asyncio.timeout(self._request_timeout):
+                    return await client.send(request, stream=True)
+            except (httpx.TransportError, TimeoutError):
+                if attempt >= self._retries:
+                    raise
+            await asyncio.sleep(RETRY_BACKOFF * 2**attempt)
+            attempt += 1
+
     async def stream(self, req: ModelRequest) -> AsyncGenerator[dict[str, Any], None]:
         """POST /stream and yield its NDJSON chunks; failures end in `finish{error}`."""
         import httpx
 
+        def fail(message: str, code: str, status: int | None = None) -> dict[str, Any]:
+            return provider_failure(req.provider, API, message, code, status)
+
         saw_finish = False
         try:
-            async with self._http().stream(
-                "POST", f"{self._base}/stream", json=req.to_json()
-            ) as resp:
-                if resp.status_code != 200:
-                    body = await resp.aread()
-                    yield error_finish(_error_text(resp.status_code, body), PROTOCOL_CODE)
-                    return
-                async for line in resp.aiter_lines():
+            resp = await self._open(req)
+        except TimeoutError:
+            yield fail(f"no answer within {self._request_timeout:g} s (request_timeout)", "TIMEOUT")
+            return
+        except httpx.HTTPError as exc:
+            yield fail(f"transport failed: {exc}", "TRANSPORT")
+            return
+        try:
+            if resp.status_code != 200:
+                # The fixed wire (docs/fakellm.md, parity-stream/1): a non-200 answer is a
+                # PARITY_PROTOCOL failure whose message is the server's `error` text, as
+                # native's adapter reports it; only our own failures below say more.
+                body = await resp.aread()
+                yield error_finish(_error_text(resp.status_code, body), PROTOCOL_CODE)
+                return
+            lines = resp.aiter_lines()
+            with StallGuard(self._idle_timeout) as guard:
+                while True:
+                    try:
+                        line = await guard.next(lines)
+                    except StopAsyncIteration:
+                        break
                     if not line.strip():
                         continue
                     try:
                         chunk = json.loads(line)
                     except ValueError:
-                        yield error_finish(f"malformed stream line: {line[:200]}", PROTOCOL_CODE)
+                        yield fail(f"malformed stream line: {line[:200]}", PROTOCOL_CODE)
                         return
                     if not isinstance(chunk, dict):
-                        yield error_finish(f"malformed stream chunk: {line[:200]}", PROTOCOL_CODE)
+                        yield fail(f"malformed stream chunk: {line[:200]}", PROTOCOL_CODE)
                         return
                     yield chunk
                     if chunk.get("type") == "finish":
                         saw_finish = True
                         return
-        except httpx.HTTPError as exc:
-            yield error_finish(f"parity-stream transport failed: {exc}", "TRANSPORT")
+        except StreamStalled as exc:
+            yield fail(str(exc), "TIMEOUT")
             return
+        except httpx.HTTPError as exc:
+            yield fail(f"transport failed: {exc}", "TRANSPORT")
+            return
+        finally:
+            await resp.aclose()
         if not saw_finish:
-            yield error_finish("parity-stream response ended without a finish chunk", PROTOCOL_CODE)
+            yield fail("response ended without a finish chunk", PROTOCOL_CODE)
 
     async def call_tool(
         self, name: str, call_id: str, arguments: Any

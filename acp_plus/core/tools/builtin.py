@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
+from pathlib import Path
 from typing import Any, ClassVar
 
 from acp_plus.core.sandbox import command_escalation, resolve_path, write_escalation
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.procs import kill_tree, read_status, spawn_supervised
 
 OUTPUT_CAP = 64 * 1024
 """Characters of tool output the model sees at most."""
@@ -28,6 +29,36 @@ def cap(text: str, limit: int = OUTPUT_CAP) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n[output truncated: {len(text) - limit} more characters]"
+
+
+class HeadTail:
+    """Keeps the first and last `limit // 2` bytes of a stream and counts the middle."""
+
+    def __init__(self, limit: int = OUTPUT_CAP) -> None:
+        self.half = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.size = 0
+
+    def feed(self, block: bytes) -> None:
+        """Take the next chunk of output."""
+        self.size += len(block)
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += block[:room]
+            block = block[room:]
+        if block:
+            self.tail += block
+            del self.tail[: max(0, len(self.tail) - self.half)]
+
+    def text(self) -> str:
+        """Head and tail, with `... [N bytes omitted] ...` between them when cut."""
+        omitted = self.size - len(self.head) - len(self.tail)
+        head = bytes(self.head).decode("utf-8", "replace")
+        if omitted <= 0:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
+        tail = bytes(self.tail).decode("utf-8", "replace")
+        return f"{head}\n... [{omitted} bytes omitted] ...\n{tail}"
 
 
 def _path_arg(args: dict[str, Any]) -> str:
@@ -69,22 +100,52 @@ class ReadTool:
         return None
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Return the file's text (capped)."""
+        """Return the file's text, or the `offset`/`limit` window of its lines, capped.
+
+        The window is taken first and the `READ_CAP` size cap applies to the window, so
+        any part of a large file can be read; the file is streamed, never loaded whole.
+        """
         path = resolve_path(_path_arg(args), ctx.cwd)
+        offset, limit = args.get("offset"), args.get("limit")
+        windowed = isinstance(offset, int) or isinstance(limit, int)
+        start = offset if isinstance(offset, int) and offset >= 0 else 0
+        count = limit if isinstance(limit, int) and limit > 0 else None
         try:
-            data = await asyncio.to_thread(path.read_bytes)
+            if windowed:
+                data, more = await asyncio.to_thread(_read_window, path, start, count)
+            else:
+                data, more = await asyncio.to_thread(_read_head, path)
         except OSError as exc:
             return ToolResult.text(f"cannot read {path}: {exc.strerror or exc}", is_error=True)
-        text = data[:READ_CAP].decode("utf-8", "replace")
-        offset, limit = args.get("offset"), args.get("limit")
-        if isinstance(offset, int) or isinstance(limit, int):
-            lines = text.splitlines(keepends=True)
-            start = offset if isinstance(offset, int) and offset >= 0 else 0
-            end = start + limit if isinstance(limit, int) and limit > 0 else len(lines)
-            text = "".join(lines[start:end])
-        if len(data) > READ_CAP:
-            text += f"\n[file truncated: {len(data) - READ_CAP} more bytes]"
+        text = data.decode("utf-8", "replace")
+        if more:
+            text += f"\n[{'window' if windowed else 'file'} truncated: {more} more bytes]"
         return ToolResult.text(text)
+
+
+def _read_head(path: Path) -> tuple[bytes, int]:
+    """The first `READ_CAP` bytes and how many bytes follow them."""
+    with path.open("rb") as fh:
+        data = fh.read(READ_CAP)
+        size = os.fstat(fh.fileno()).st_size
+    return data, max(0, size - len(data))
+
+
+def _read_window(path: Path, start: int, count: int | None) -> tuple[bytes, int]:
+    """Lines `start` .. `start + count` (all when `count` is None), at most `READ_CAP`
+    bytes of them, and how many bytes of the window were cut off."""
+    kept = bytearray()
+    dropped = 0
+    with path.open("rb") as fh:
+        for index, line in enumerate(fh):
+            if index < start:
+                continue
+            if count is not None and index >= start + count:
+                break
+            room = READ_CAP - len(kept)
+            kept += line[:room]
+            dropped += max(0, len(line) - room)
+    return bytes(kept), dropped
 
 
 class WriteTool:
@@ -103,19 +164,69 @@ class WriteTool:
         return write_escalation(resolve_path(_path_arg(args), ctx.cwd), ctx.sandbox, ctx.cwd)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Write the content."""
+        """Write the content.
+
+        The content replaces the file as given, line endings included (the model chose
+        them); only a byte-order mark the existing file had is kept, in the encoding it
+        names, so rewriting a BOM file does not silently change its encoding. `edit`, by
+        contrast, also keeps the file's line endings.
+        """
         path = resolve_path(_path_arg(args), ctx.cwd)
         content = _str_arg(args, "content")
 
-        def write() -> None:
+        def write() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
+            bom = b""
+            with contextlib.suppress(OSError), path.open("rb") as fh:
+                bom, _ = _split_bom(fh.read(4))
+            data = _encode(content.removeprefix("\ufeff") if bom else content, bom)
+            path.write_bytes(data)
+            return len(data)
 
         try:
-            await asyncio.to_thread(write)
+            size = await asyncio.to_thread(write)
         except OSError as exc:
             return ToolResult.text(f"cannot write {path}: {exc.strerror or exc}", is_error=True)
-        return ToolResult.text(f"wrote {len(content.encode())} bytes to {path}")
+        return ToolResult.text(f"wrote {size} bytes to {path}")
+
+
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+
+
+def _split_bom(data: bytes) -> tuple[bytes, bytes]:
+    """(the byte-order mark `data` starts with or b"", the rest)."""
+    for bom, _ in _BOMS:
+        if data.startswith(bom):
+            return bom, data[len(bom) :]
+    return b"", data
+
+
+def _codec(bom: bytes) -> str:
+    return next((codec for mark, codec in _BOMS if mark == bom), "utf-8")
+
+
+def _encode(text: str, bom: bytes) -> bytes:
+    return bom + text.encode(_codec(bom))
+
+
+def _decode(data: bytes) -> tuple[str, bytes]:
+    """A file's text (strict) and its byte-order mark."""
+    bom, body = _split_bom(data)
+    return body.decode(_codec(bom)), bom
+
+
+def _to_crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _is_crlf(text: str) -> bool:
+    """Whether most of the file's line breaks are CRLF."""
+    crlf = text.count("\r\n")
+    return crlf > 0 and crlf * 2 >= text.count("\n")
 
 
 class EditTool:
@@ -142,16 +253,27 @@ class EditTool:
         return write_escalation(resolve_path(_path_arg(args), ctx.cwd), ctx.sandbox, ctx.cwd)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Apply the replacement."""
+        """Apply the replacement, keeping the file's encoding and line endings.
+
+        A byte-order mark (UTF-8 or UTF-16) stays, and the file is re-encoded as it was.
+        In a CRLF file, `old_string` matches with either line ending and `new_string` is
+        written with CRLF; lines the edit does not touch keep theirs (a mixed file stays
+        mixed).
+        """
         path = resolve_path(_path_arg(args), ctx.cwd)
         old, new = _str_arg(args, "old_string"), _str_arg(args, "new_string")
         replace_all = args.get("replace_all") is True
         if not old:
             return ToolResult.text("old_string must not be empty", is_error=True)
         try:
-            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+            text, bom = _decode(await asyncio.to_thread(path.read_bytes))
         except (OSError, UnicodeDecodeError) as exc:
             return ToolResult.text(f"cannot read {path}: {exc}", is_error=True)
+        if _is_crlf(text):
+            new = _to_crlf(new)
+            crlf_old = _to_crlf(old)
+            if crlf_old in text or old not in text:
+                old = crlf_old
         count = text.count(old)
         if count == 0:
             return ToolResult.text(f"old_string not found in {path}", is_error=True)
@@ -162,7 +284,7 @@ class EditTool:
             )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         try:
-            await asyncio.to_thread(path.write_text, updated, encoding="utf-8")
+            await asyncio.to_thread(path.write_bytes, _encode(updated, bom))
         except OSError as exc:
             return ToolResult.text(f"cannot write {path}: {exc.strerror or exc}", is_error=True)
         return ToolResult.text(f"replaced {count if replace_all else 1} occurrence(s) in {path}")
@@ -189,7 +311,15 @@ class BashTool:
         return command_escalation(_str_arg(args, "command"), ctx.sandbox)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Run the command; a timeout or cancellation kills its whole process group."""
+        """Run the command under the supervisor (`procs.py`).
+
+        The call returns when the command's own shell exits, even if a background child
+        still holds its output; the supervisor then kills every process the command left
+        (setsid and double forks included) and the result notes that background output
+        was not waited for. A timeout or cancellation kills the whole tree. Output over
+        `OUTPUT_CAP` keeps its head and tail around `... [N bytes omitted] ...`, and the
+        result ends with `[exit code: N]` on its own line.
+        """
         command = _str_arg(args, "command")
         timeout = args.get("timeout")
         limit = (
@@ -197,55 +327,48 @@ class BashTool:
             if isinstance(timeout, int | float)
             else DEFAULT_TIMEOUT
         )
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
-                cwd=ctx.cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,  # its own group, so a kill reaches its children too
-            )
-        )
+        spawn = asyncio.ensure_future(spawn_supervised(["bash", "-c", command], ctx.cwd))
         try:
             proc = await asyncio.shield(spawn)
         except asyncio.CancelledError:
             # The child may already be running: get its handle so it can be killed.
             with contextlib.suppress(Exception):
-                await _kill_group(await spawn)
+                await kill_tree(await spawn)
             raise
+        assert proc.stdout is not None and proc.stderr is not None
+        output = HeadTail()
+        reader = asyncio.ensure_future(_pump(proc.stdout, output))
+        status_reader = asyncio.ensure_future(proc.stderr.read())
         try:
-            out, _ = await asyncio.wait_for(_read_capped(proc), timeout=limit)
-        except TimeoutError:
-            await _kill_group(proc)
-            return ToolResult.text(f"command timed out after {limit:g}s", is_error=True)
-        except asyncio.CancelledError:
-            await asyncio.shield(_kill_group(proc))
-            raise
-        code = await proc.wait()
-        text = cap(out) + ("" if out.endswith("\n") or not out else "\n") + f"exit code: {code}"
+            try:
+                await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=limit)
+            except TimeoutError:
+                await kill_tree(proc)
+                return ToolResult.text(f"command timed out after {limit:g}s", is_error=True)
+            except asyncio.CancelledError:
+                await asyncio.shield(kill_tree(proc))
+                raise
+            # The supervisor killed any leftovers before exiting: the pipe closes soon.
+            await asyncio.wait({reader, status_reader}, timeout=2.0)
+            status = read_status(status_reader.result()) if status_reader.done() else None
+        finally:
+            await asyncio.shield(kill_tree(proc, grace=0.0))
+            for task in (reader, status_reader):
+                task.cancel()
+        code = status["code"] if status and isinstance(status.get("code"), int) else None
+        if code is None:
+            code = proc.returncode if proc.returncode is not None else -1
+        out = output.text()
+        text = out + ("" if out.endswith("\n") or not out else "\n")
+        if status and status.get("background"):
+            text += "[output from background processes was not waited for]\n"
+        text += f"[exit code: {code}]"
         return ToolResult.text(text, is_error=code != 0)
 
 
-async def _read_capped(proc: asyncio.subprocess.Process) -> tuple[str, None]:
-    assert proc.stdout is not None
-    chunks: list[bytes] = []
-    size = 0
-    while block := await proc.stdout.read(65536):
-        if size <= OUTPUT_CAP * 4:  # keep enough to cap by characters; drop the rest
-            chunks.append(block)
-        size += len(block)
-    await proc.wait()
-    return b"".join(chunks).decode("utf-8", "replace"), None
-
-
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(proc.wait(), timeout=2.0)
+async def _pump(stream: asyncio.StreamReader, sink: HeadTail) -> None:
+    while block := await stream.read(65536):
+        sink.feed(block)
 
 
 def builtin_tools() -> list[Tool]:
@@ -253,4 +376,12 @@ def builtin_tools() -> list[Tool]:
     return [ReadTool(), WriteTool(), EditTool(), BashTool()]
 
 
-__all__ = ["BashTool", "EditTool", "ReadTool", "WriteTool", "builtin_tools", "cap"]
+__all__ = [
+    "BashTool",
+    "EditTool",
+    "HeadTail",
+    "ReadTool",
+    "WriteTool",
+    "builtin_tools",
+    "cap",
+]

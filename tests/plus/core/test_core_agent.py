@@ -171,7 +171,10 @@ async def test_protocol_failure_ends_the_turn_with_its_text(rig: Rig, server: Pa
     reason = await rig.agent.run_turn(GO, ROUTE)  # empty script -> 409
     assert reason == {
         "kind": "error",
-        "error": {"message": "no script entry left", "code": "PARITY_PROTOCOL"},
+        "error": {
+            "message": "no script entry left",
+            "code": "PARITY_PROTOCOL",
+        },
     }
 
 

@@ -63,13 +63,13 @@ async def test_read_of_a_missing_file_is_a_failed_result(tmp_path: Path) -> None
 async def test_bash_runs_in_cwd_reports_exit_code_and_caps_output(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, "danger-full-access")
     ok = await BashTool().run({"command": "pwd; echo hi >&2"}, ctx)
-    assert ok.content[0]["text"] == f"{tmp_path}\nhi\nexit code: 0"
+    assert ok.content[0]["text"] == f"{tmp_path}\nhi\n[exit code: 0]"
     failed = await BashTool().run({"command": "exit 3"}, ctx)
-    assert failed.is_error and failed.content[0]["text"].endswith("exit code: 3")
+    assert failed.is_error and failed.content[0]["text"].endswith("[exit code: 3]")
     big = await BashTool().run({"command": f"head -c {OUTPUT_CAP * 3} /dev/zero | tr '\\0' a"}, ctx)
     text = big.content[0]["text"]
     assert len(text) < OUTPUT_CAP + 200
-    assert "[output truncated" in text
+    assert "bytes omitted] ..." in text
 
 
 async def test_bash_timeout_kills_the_process_group(tmp_path: Path) -> None:

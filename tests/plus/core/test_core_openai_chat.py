@@ -244,9 +244,9 @@ async def test_http_error_becomes_finish_error_with_the_providers_message(chat: 
     failure = chunks[0]["reason"]["failure"]
     assert chunks[0]["reason"]["kind"] == "error"
     assert failure["code"] == "AUTH"
-    # The provider's own sentence, not the SDK's "Error code: 401 - {...}" wrapping; the
-    # status class travels in the code.
-    assert failure["message"] == "Authentication Fails"
+    # The route, the status and the provider's own sentence, not the SDK's
+    # "Error code: 401 - {...}" wrapping; the status class also travels in the code.
+    assert failure["message"] == "provider deepseek (openai-chat): HTTP 401: Authentication Fails"
     assert len(chat.bodies) == 1
 
 

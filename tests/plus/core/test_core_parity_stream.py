@@ -102,7 +102,10 @@ async def test_non_200_is_a_parity_protocol_failure_and_is_not_retried(
             "type": "finish",
             "reason": {
                 "kind": "error",
-                "failure": {"message": "no entry matched", "code": "PARITY_PROTOCOL"},
+                "failure": {
+                    "message": "no entry matched",
+                    "code": "PARITY_PROTOCOL",
+                },
             },
         }
     ]
