@@ -1,4 +1,4 @@
-"""The `parity-stream/1` dialect (shared/spec/parity-stream-protocol.md), pure parts.
+"""The `parity-stream/1` dialect (docs/parity-stream.md), pure parts.
 
 The canonical response already is a parity-stream chunk list, so rendering is one
 NDJSON line per chunk. This module also builds the catalog and validates requests.
