@@ -500,12 +500,11 @@ class TargetItem(ScenarioItem):
         # A required target that cannot run here still serves its parity checks from its
         # recorded snapshot (how CI compares with native, which it cannot install); only
         # with no recording either does the requirement fail this item.
+        from parity.snapshot import snapshot_path
+
+        recorded = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
         why = self.unavailable(self.target, required_fails=False)
         if why is not None:
-            from parity.snapshot import snapshot_path
-
-            config = self.state.config
-            recorded = snapshot_path(config.snapshots_dir, self.scenario.name, self.target)
             if self.target in self.state.require and not recorded.is_file():
                 raise ScenarioFailure(
                     f"required target {self.target} cannot run: {why} "
@@ -513,19 +512,13 @@ class TargetItem(ScenarioItem):
                 )
             self.record("skip", why)
             pytest.skip(f"{self.target} unavailable: {why}")
-        if self.added:
-            from parity.snapshot import snapshot_path
-
-            recorded = snapshot_path(
-                self.state.config.snapshots_dir, self.scenario.name, self.target
+        if self.added and not recorded.is_file():
+            reason = (
+                f"added with --targets +{self.target} and not recorded: its parity "
+                f"checks compare it with {self.scenario.targets[0]}"
             )
-            if not recorded.is_file():
-                reason = (
-                    f"added with --targets +{self.target} and not recorded: its parity "
-                    f"checks compare it with {self.scenario.targets[0]}"
-                )
-                self.record("skip", reason)
-                pytest.skip(reason)
+            self.record("skip", reason)
+            pytest.skip(reason)
         result = self.state.runner.result(self.scenario, self.target)
         self.state.collected.view(self.scenario.name, self.target, result.view, live=True)
         policy = self.state.config.targets[self.target].conformance

@@ -22,7 +22,7 @@ from typing import Any
 
 from parity.fakellm.script import Chunk, RequestView
 from parity.fakellm.toolnames import Offered
-from parity.fakellm.wire import FAILED_KINDS, Wire, assemble, finish_of, sse
+from parity.fakellm.wire import FAILED_KINDS, Wire, assemble, failure_fields, finish_of, sse
 
 DIALECT = "gemini"
 VERSIONS = ("v1beta", "v1")
@@ -249,9 +249,7 @@ def render_stream(chunks: Sequence[Chunk], *, ident: str, model: str) -> Wire:
         elif (fin := finish_of(chunk)) is not None:
             finish, failure = fin
             if finish in FAILED_KINDS:
-                message = str(failure.get("message", "provider error"))
-                code = str(failure.get("code", "PROVIDER_ERROR"))
-                part = sse(error(message, code, int(failure.get("status", 500))))
+                part = sse(error(*failure_fields(failure)))
             else:  # calls whose block never ended still reach the client, whole
                 pending = [_call_part(c["id"], c["name"], c["arguments"]) for c in calls.values()]
                 calls.clear()

@@ -17,6 +17,7 @@ from parity.fakellm.wire import (
     FAILED_KINDS,
     Wire,
     assemble,
+    failure_fields,
     field_problem,
     finish_of,
     openai_error,
@@ -108,9 +109,7 @@ def render_stream(chunks: Sequence[Chunk], *, ident: str, model: str, include_us
         elif (fin := finish_of(chunk)) is not None:
             finish, failure = fin
             if finish in FAILED_KINDS:
-                message = str(failure.get("message", "provider error"))
-                code = str(failure.get("code", "PROVIDER_ERROR"))
-                part = sse(openai_error(message, code, int(failure.get("status", 500))))
+                part = sse(openai_error(*failure_fields(failure)))
             else:
                 part = event({}, _FINISH_REASONS.get(finish, "stop"))
                 if include_usage and usage is not None:

@@ -23,7 +23,7 @@ from parity.fakellm import gemini, parity_stream, toolnames
 from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.providers import PROVIDERS, Call, Provider
 from parity.fakellm.script import Response, Script
-from parity.fakellm.wire import Wire, assemble, batches
+from parity.fakellm.wire import Wire, assemble, batches, failure_fields
 from parity.scenario import LlmEntry, Tool
 from parity.transcript import ModelRequest
 
@@ -371,8 +371,7 @@ class FakeLLM:
             if failure is not None:
                 # before the stream, or mid-stream in a non-streaming request: HTTP error
                 rec.status = int(reply.error_status or failure.get("status") or 500)
-                message = str(failure.get("message", "provider error"))
-                code = str(failure.get("code", "PROVIDER_ERROR"))
+                message, code, _ = failure_fields(failure)
                 return _json(rec.status, spec.error(message, code, rec.status))
             return _json(200, spec.whole(chunks, call))
 

@@ -162,3 +162,13 @@ def openai_error(message: str, code: str, status: int) -> dict[str, Any]:
 def anthropic_error(message: str, status: int) -> dict[str, Any]:
     """Anthropic's error JSON: `{"type": "error", "error": {type, message}}`."""
     return {"type": "error", "error": {"type": anthropic_error_type(status), "message": message}}
+
+
+def failure_fields(failure: Mapping[str, Any]) -> tuple[str, str, int]:
+    """(message, code, HTTP status) of a scripted provider failure, with the fake's
+    defaults, as every dialect renders it."""
+    return (
+        str(failure.get("message", "provider error")),
+        str(failure.get("code", "PROVIDER_ERROR")),
+        int(failure.get("status", 500)),
+    )

@@ -87,7 +87,8 @@ def test_a_built_wheel_installs_the_acp_plus_command(tmp_path: Path) -> None:
     """What `pipx install .` / `uv tool install .` install: the wheel's console script.
 
     Built offline when the venv has a build backend (`--no-build-isolation`), else from the
-    configured package index; skipped when neither can build it.
+    configured package index (the build requirements are on it); a build that fails both
+    ways is a packaging failure, not a reason to skip.
     """
     src, out = tmp_path / "src", tmp_path / "wheels"
     src.mkdir()
@@ -102,8 +103,7 @@ def test_a_built_wheel_installs_the_acp_plus_command(tmp_path: Path) -> None:
         if built.returncode == 0:
             break
     assert built is not None
-    if built.returncode != 0:
-        pytest.skip(f"cannot build a wheel here: {built.stderr.strip()[-300:]}")
+    assert built.returncode == 0, f"the wheel does not build: {built.stderr.strip()[-600:]}"
     (wheel,) = out.glob("acp_parity-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()

@@ -293,3 +293,39 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
         if loop.time() > deadline:
             raise TimeoutError("condition not reached")
         await asyncio.sleep(0.005)
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live (not zombie) processes whose command line contains `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+            found.append(int(entry))
+    return found
+
+
+def bash_world(world: WorldFactory, command: str) -> World:
+    """A world whose model runs one bash `command`, unasked (danger-full-access)."""
+    call = {"id": "call-1", "name": "bash", "arguments": {"command": command}}
+    return world(
+        llm=[{"tool_calls": [call]}],
+        builtin_tools=True,
+        extra_config='sandbox = "danger-full-access"\n',
+    )
+
+
+async def start_prompt(agent: RawAgent, w: World) -> None:
+    """initialize, session/new, then send one prompt without waiting for its answer."""
+    await agent.call("initialize", {"protocolVersion": 1})
+    new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
+    await agent.request(
+        "session/prompt",
+        {"sessionId": new["result"]["sessionId"], "prompt": [{"type": "text", "text": "x"}]},
+    )

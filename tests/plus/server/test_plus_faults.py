@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import time
 from pathlib import Path
@@ -18,10 +17,13 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, text_block
 from plus_harness import (
     WorldFactory,
+    bash_world,
     fake,
     partial_delta_read,
+    processes_with,
     raw_agent,
     sdk_agent,
+    start_prompt,
     wait_for,
     world,
 )
@@ -272,45 +274,13 @@ async def test_meta_never_overrides_a_parameter(world: WorldFactory) -> None:
     assert response["result"] == {"stopReason": "end_turn"}
 
 
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(int(entry))
-    return found
-
-
 @pytest.mark.parametrize("stop", ["stdin-eof", "sigterm"])
 async def test_teardown_within_2s_leaving_no_child(world: WorldFactory, stop: str) -> None:
     marker = "41.73" if stop == "stdin-eof" else "41.79"
-    w = world(
-        llm=[
-            {
-                "tool_calls": [
-                    {
-                        "id": "call-1",
-                        "name": "bash",
-                        "arguments": {"command": f"sleep {marker} & sleep {marker}; wait"},
-                    }
-                ]
-            }
-        ],
-        builtin_tools=True,
-        extra_config='sandbox = "danger-full-access"\n',
-    )
+    w = bash_world(world, f"sleep {marker} & sleep {marker}; wait")
     async with raw_agent(w) as agent:
-        await agent.call("initialize", {"protocolVersion": 1})
-        new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
-        await agent.request(
-            "session/prompt",
-            {"sessionId": new["result"]["sessionId"], "prompt": [{"type": "text", "text": "x"}]},
-        )
-        await wait_for(lambda: len(_processes_with(marker)) >= 2)
+        await start_prompt(agent, w)
+        await wait_for(lambda: len(processes_with(marker)) >= 2)
         started = time.monotonic()
         if stop == "sigterm":
             agent.process.send_signal(signal.SIGTERM)
@@ -321,7 +291,7 @@ async def test_teardown_within_2s_leaving_no_child(world: WorldFactory, stop: st
         elapsed = time.monotonic() - started
     assert status == 0
     assert elapsed < 2.0, f"teardown took {elapsed:.2f}s"
-    await wait_for(lambda: not _processes_with(marker), timeout=1.0)
+    await wait_for(lambda: not processes_with(marker), timeout=1.0)
 
 
 async def test_prompt_aborted_on_arrival_never_reaches_the_model(world: WorldFactory) -> None:
