@@ -14,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from acp_plus.config import SCHEMA, ConfigError, default_home, load_file
+from acp_plus.config import default_home, load_file
+from acp_plus.config_schema import SCHEMA, ConfigError
 
 DISTRIBUTION = "acp-parity"
 """The installed distribution that ships `acp_plus` (its version is acp-plus's)."""
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     # Imported here so `--help` and the dumps stay instant.
     import asyncio
 
-    from acp_plus.server import run_stdio
+    from acp_plus.stdio import run_stdio
 
     try:
         asyncio.run(run_stdio(config))

@@ -1,119 +1,25 @@
 """acp-plus configuration: TOML file -> validated, frozen `Config`.
 
-One schema (`SCHEMA`, a JSON Schema subset) is the single source of truth: it is printed by
-`--dump-config-schema` and it drives validation here, through a tiny validator so that
-start-up never pays for importing `jsonschema`. Everything except `load_file` is pure.
+The rules live in `acp_plus/config_schema.py` (`SCHEMA` and its validator); this module
+turns a document that passed into the frozen `Config`. Everything except `load_file` is
+pure.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_plus.config_schema import SCHEMA, ConfigError, check
+from acp_plus.core.context import (
+    DEFAULT_IDENTITY,
+    DEFAULT_PERSONA,
+    InstructionSettings,
+    persona_problem,
+)
 from acp_plus.model_control import Effort
-
-APIS = ("openai-chat", "parity-stream")
-SANDBOXES = ("read-only", "workspace-write", "danger-full-access")
-
-_EFFORT: dict[str, Any] = {
-    "type": "object",
-    "required": ["id"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "minLength": 1},
-        "name": {"type": "string", "minLength": 1, "description": "Label; defaults to id."},
-        "description": {"type": "string"},
-    },
-}
-
-_MODEL: dict[str, Any] = {
-    "type": "object",
-    "required": ["id"],
-    "additionalProperties": False,
-    "properties": {
-        "id": {"type": "string", "minLength": 1, "description": "Model id sent to the API."},
-        "name": {"type": "string", "minLength": 1, "description": "Label; defaults to id."},
-        "description": {"type": "string"},
-        "context_window": {"type": "integer", "minimum": 1},
-        "input_modalities": {
-            "type": "array",
-            "items": {"type": "string", "enum": ["text", "image"]},
-            "default": ["text"],
-        },
-        "reasoning_efforts": {"type": "array", "items": _EFFORT},
-        "default_effort": {"type": "string", "description": "One of reasoning_efforts ids."},
-    },
-}
-
-_PROVIDER: dict[str, Any] = {
-    "type": "object",
-    "required": ["api"],
-    "additionalProperties": False,
-    "properties": {
-        "api": {"type": "string", "enum": list(APIS)},
-        "base_url": {"type": "string", "minLength": 1},
-        "api_key_env": {
-            "type": "string",
-            "minLength": 1,
-            "description": "Environment variable holding the API key (openai-chat).",
-        },
-        "name": {"type": "string", "minLength": 1, "description": "Label; defaults to route."},
-        "models": {"type": "array", "items": _MODEL},
-        "max_tokens": {
-            "type": "integer",
-            "minimum": 1,
-            "description": "openai-chat: `max_tokens` sent with every request (default: not "
-            "sent, the provider's limit). Rejected for parity-stream (the protocol has no "
-            "such field).",
-        },
-        "request_timeout": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "description": "Seconds per attempt to connect, send and get the answer's status "
-            "(openai-chat: the SDK timeout, also each read; default 600). parity-stream "
-            "default: no limit (connect 10).",
-        },
-        "stream_idle_timeout": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "description": "Seconds to wait for the next streamed chunk before the turn fails "
-            "(default: 600 openai-chat, no limit parity-stream).",
-        },
-        "retries": {
-            "type": "integer",
-            "minimum": 0,
-            "description": "openai-chat: the SDK's retries (connection errors, timeouts, 408, "
-            "409, 429, 5xx; default 2). parity-stream: transport errors before any answer "
-            "only, never a protocol failure (default 0).",
-        },
-    },
-}
-
-SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "acp-plus configuration (TOML)",
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "provider": {"type": "string", "minLength": 1, "description": "Initial route."},
-        "model": {"type": "string", "minLength": 1, "description": "Initial model."},
-        "session_list_page_size": {"type": "integer", "minimum": 1, "default": 100},
-        "enable_session_load": {"type": "boolean", "default": False},
-        "enable_additional_directories": {"type": "boolean", "default": False},
-        "sandbox": {"type": "string", "enum": list(SANDBOXES), "default": "workspace-write"},
-        "builtin_tools": {"type": "boolean", "default": True},
-        "providers": {
-            "type": "object",
-            "description": "Routes by id. When present it replaces the default `deepseek` "
-            "route. A parity-stream table registers every catalog provider under its "
-            "catalog id, plus the catalog's fixture tools.",
-            "additionalProperties": _PROVIDER,
-        },
-    },
-}
 
 
 def _default_providers() -> dict[str, Any]:
@@ -142,10 +48,6 @@ def _default_providers() -> dict[str, Any]:
         "models": models,
     }
     return {base.id: table}
-
-
-class ConfigError(Exception):
-    """A user-caused configuration problem; the message names the file and key."""
 
 
 @dataclass(frozen=True)
@@ -203,11 +105,24 @@ class Config:
     provider: str | None = None
     model: str | None = None
     session_list_page_size: int = 100
-    enable_session_load: bool = False
-    enable_additional_directories: bool = False
+    profile: str = "plus"
+    enable_session_load: bool = True
+    enable_additional_directories: bool = True
     sandbox: str = "workspace-write"
     builtin_tools: bool = True
+    mcp_startup_timeout: float = 30.0
+    max_frame_bytes: int = 64 * 1024 * 1024
+    identity: str = DEFAULT_IDENTITY
+    persona: str = DEFAULT_PERSONA
+    runtime_context: bool = True
+    workspace_context: InstructionSettings = field(default_factory=InstructionSettings)
     providers: tuple[ProviderSpec, ...] = field(default_factory=tuple)
+
+    @property
+    def increments(self) -> bool:
+        """True in the `plus` profile: the §6 increments exist at all (methods registered,
+        capabilities advertised); `features.enabled` adds each increment's own flag."""
+        return self.profile == "plus"
 
     def provider_spec(self, route: str) -> ProviderSpec | None:
         """The configured table for `route`, if any."""
@@ -218,57 +133,6 @@ class Config:
         data = asdict(self)
         data["home"] = str(self.home)
         return data
-
-
-# ---------------------------------------------------------------------------------------
-# Validation (pure)
-
-_TYPES: dict[str, tuple[type, ...]] = {
-    "object": (dict,),
-    "array": (list,),
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-}
-
-
-def _check(value: Any, schema: dict[str, Any], where: str) -> None:
-    kind = schema.get("type")
-    if kind is not None:
-        ok = isinstance(value, _TYPES[kind])
-        if kind in ("integer", "number") and isinstance(value, bool):
-            ok = False  # TOML true is not a number
-        if not ok:
-            raise ConfigError(f"{where}: expected {kind}, got {type(value).__name__}")
-    if kind == "number" and not math.isfinite(value):
-        raise ConfigError(f"{where}: must be a finite number")
-    if "enum" in schema and value not in schema["enum"]:
-        choices = ", ".join(str(c) for c in schema["enum"])
-        raise ConfigError(f"{where}: {value!r} is not one of {choices}")
-    if "minimum" in schema and value < schema["minimum"]:
-        raise ConfigError(f"{where}: must be >= {schema['minimum']}")
-    if "exclusiveMinimum" in schema and value <= schema["exclusiveMinimum"]:
-        raise ConfigError(f"{where}: must be > {schema['exclusiveMinimum']}")
-    if "minLength" in schema and len(value) < schema["minLength"]:
-        raise ConfigError(f"{where}: must not be empty")
-    if kind == "array":
-        for i, item in enumerate(value):
-            _check(item, schema.get("items", {}), f"{where}[{i}]")
-    if kind == "object":
-        props: dict[str, Any] = schema.get("properties", {})
-        for key in schema.get("required", []):
-            if key not in value:
-                raise ConfigError(f"{where}: missing required key {key!r}")
-        extra = schema.get("additionalProperties", True)
-        for key, item in value.items():
-            path = f"{where}.{key}" if where else key
-            if key in props:
-                _check(item, props[key], path)
-            elif extra is False:
-                raise ConfigError(f"{path}: unknown key")
-            elif isinstance(extra, dict):
-                _check(item, extra, path)
 
 
 def _model(raw: dict[str, Any], where: str) -> ModelSpec:
@@ -334,7 +198,7 @@ def _provider(route: str, raw: dict[str, Any]) -> ProviderSpec:
 
 def build(raw: dict[str, Any], home: Path) -> Config:
     """Validate a parsed TOML document and build the effective `Config`."""
-    _check(raw, SCHEMA, "")
+    check(raw, SCHEMA, "")
     explicit = "providers" in raw
     tables: dict[str, Any] = raw["providers"] if explicit else _default_providers()
     providers = tuple(_provider(route, table) for route, table in tables.items())
@@ -346,6 +210,9 @@ def build(raw: dict[str, Any], home: Path) -> Config:
         model = tables[provider]["models"][0]["id"]
     if (provider is None) != (model is None):
         raise ConfigError("provider and model must be set together")
+    persona = raw.get("persona", DEFAULT_PERSONA)
+    if (problem := persona_problem(persona)) is not None:
+        raise ConfigError(f"persona: {problem}")
     has_catalog = any(p.api == "parity-stream" for p in providers)
     if provider is not None and not has_catalog:
         spec = next((p for p in providers if p.route == provider), None)
@@ -358,11 +225,33 @@ def build(raw: dict[str, Any], home: Path) -> Config:
         provider=provider,
         model=model,
         session_list_page_size=raw.get("session_list_page_size", 100),
-        enable_session_load=raw.get("enable_session_load", False),
-        enable_additional_directories=raw.get("enable_additional_directories", False),
+        profile=raw.get("profile", "plus"),
+        enable_session_load=raw.get("enable_session_load", True),
+        enable_additional_directories=raw.get("enable_additional_directories", True),
         sandbox=raw.get("sandbox", "workspace-write"),
         builtin_tools=raw.get("builtin_tools", True),
+        mcp_startup_timeout=float(raw.get("mcp_startup_timeout", 30.0)),
+        max_frame_bytes=raw.get("max_frame_bytes", 64 * 1024 * 1024),
+        identity=raw.get("identity", DEFAULT_IDENTITY),
+        persona=persona,
+        runtime_context=raw.get("runtime_context", True),
+        workspace_context=_instruction_settings(raw.get("workspace_context", {})),
         providers=providers,
+    )
+
+
+def _instruction_settings(table: dict[str, Any]) -> InstructionSettings:
+    for key in ("files", "local_files"):
+        for name in table.get(key, []):
+            if "/" in name or "\\" in name or name in (".", ".."):
+                raise ConfigError(f"workspace_context.{key}: {name!r} is not a file name")
+    defaults = InstructionSettings()
+    return InstructionSettings(
+        max_bytes=table.get("max_bytes", defaults.max_bytes),
+        max_source_bytes=table.get("max_source_bytes", defaults.max_source_bytes),
+        files=tuple(table.get("files", defaults.files)),
+        local_files=tuple(table.get("local_files", defaults.local_files)),
+        root_markers=tuple(table.get("root_markers", defaults.root_markers)),
     )
 
 

@@ -2,9 +2,10 @@
 
 `admit` runs pass 1 (validate every block before any side effect) and pass 2 (rebuild:
 merge text and rendered resource links, keep images in wire order, refuse an empty
-prompt). Images come back as `{type:"image", mimeType, data}`; the core stores the batch
-and swaps `data` for the stored digest with `with_digests`, so base64 never reaches the
-session log. The checks the core makes around storage take their inputs as parameters.
+prompt or text that is not valid Unicode). Images come back as `{type:"image",
+mimeType, data}`; the core stores the batch and swaps `data` for the stored digest with
+`with_digests`, so base64 never reaches the session log. The checks the core makes
+around storage take their inputs as parameters.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from acp_plus.codec import js_string, js_trim
 from acp_plus.errors import RpcError, internal_error, invalid_params
+from acp_plus.js_json import js_string, js_text, js_trim
 
 Kind = Literal["invalid", "internal"]
 
@@ -29,12 +30,14 @@ AUDIO = "audio prompt content is not supported"
 RESOURCE = "embedded resource prompt content is not supported"
 UNSUPPORTED = "unsupported ACP prompt content"
 EMPTY = "empty prompt"
+LONE_SURROGATE = "prompt text contains a lone surrogate (U+{:04X}); text must be valid Unicode"
 NO_STORE = "no attachment store is mounted"
 ROUTE_UNRESOLVED = "the current model route could not be resolved for image input"
 ROUTE_UNVERIFIED = "the current model route could not be verified for image input"
 STORE_FAILED = "unable to persist the prompt image batch"
 
 _BASE64_CHARS = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ContentError(Exception):
@@ -102,13 +105,27 @@ def has_visible_text(text: str) -> bool:
     return js_trim(text) != ""
 
 
+def check_unicode(text: str) -> None:
+    """Refuse text holding a lone surrogate (JSON allows `"\\ud800"`; UTF-8 cannot hold it).
+
+    Native would keep it (a JS string is UTF-16) and write it escaped; acp-plus's log,
+    model requests and tool processes are UTF-8, so the prompt is refused up front,
+    before any event is written (docs/contract-notes.md, "Hardening").
+    """
+    if lone := _SURROGATE.search(text):
+        raise ContentError("invalid", LONE_SURROGATE.format(ord(lone.group())))
+
+
 def _rebuild(blocks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     pending: list[str] = []
 
     def flush() -> None:
-        text = "".join(pending)
+        # Joined as JS joins strings: a high surrogate ending one block and a low one
+        # starting the next make one astral character, which is valid text.
+        text = js_text("".join(pending))
         pending.clear()
+        check_unicode(text)
         if text:
             content.append({"type": "text", "text": text})
 

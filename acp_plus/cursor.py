@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
-from acp_plus.codec import js_json, js_parse, node_utf8
 from acp_plus.errors import RpcError, invalid_params
+from acp_plus.js_json import js_json, js_parse, node_utf8
 
 _CURSOR_CHARS = re.compile(r"[A-Za-z0-9_-]+")
 _MAX_SAFE_INTEGER = 2**53 - 1

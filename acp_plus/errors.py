@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from acp_plus.js_json import js_parse
+
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -87,9 +89,6 @@ def exception_data(message: str) -> Any:
     JSON text parses to its value, any other non-empty text becomes `{"details": text}`,
     and an empty message gives `{}`.
     """
-    # codec imports this module; importing it here keeps the dependency one-way at load.
-    from acp_plus.codec import js_parse
-
     if message == "":
         return {}
     try:

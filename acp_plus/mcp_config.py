@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-from acp_plus.codec import js_trim, node_utf8
 from acp_plus.errors import RpcError, invalid_params
+from acp_plus.js_json import js_trim, node_utf8
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")
 _OTHER_RUN = re.compile(r"[^A-Za-z0-9_-]+")

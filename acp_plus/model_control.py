@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from acp_plus.codec import js_json
 from acp_plus.errors import invalid_params
+from acp_plus.js_json import js_json
 
 MODEL = "model"
 REASONING_EFFORT = "reasoning_effort"

@@ -4,120 +4,62 @@ Why our own layer and not the ACP SDK's: the SDK's receive loop dies on a JSON a
 bare string line, spreads `_meta` into handler arguments, and costs ~0.5 s to import
 (design.md). This module is small, tolerant, and imports only the standard library.
 
-Shape:
-- `classify(line)` is pure: raw line -> one `Incoming` variant (request, notification,
-  response, or a protocol error to answer with id null / the request's id).
-- `Connection` is the I/O edge: it reads lines, answers protocol errors, runs every request
-  handler in its own task (so a long `session/prompt` never blocks `session/cancel`), tracks
-  outgoing requests with futures, and maps `$/cancel_request` to a per-request abort event.
+The frames themselves are pure (`frames.py`: classify a line, encode a message, split a
+byte stream into bounded lines). `Connection` is the I/O edge: it reads lines, answers
+protocol errors, runs every request handler in its own task (so a long `session/prompt`
+never blocks `session/cancel`), tracks outgoing requests with futures, and maps
+`$/cancel_request` to a per-request abort event (for `CANCELLABLE_METHODS` also to
+cancelling the handler, answered -32800).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
-from acp_plus.codec import js_json, js_parse
-from acp_plus.errors import RpcError, from_exception, invalid_request, parse_error
+from acp_plus.errors import RpcError, from_exception
+from acp_plus.frames import (
+    MAX_FRAME_BYTES,
+    Invalid,
+    JsonId,
+    LineSplitter,
+    Notification,
+    Oversized,
+    Request,
+    Response,
+    classify,
+    encode,
+    error_frame,
+    frame_too_large,
+    valid_id,
+)
 
 log = logging.getLogger("acp_plus.rpc")
 
-JsonId = str | int | float | None
-
 CANCEL_REQUEST = "$/cancel_request"
 
+READ_CHUNK = 1 << 16
+READ_BUFFER = 1 << 20
+"""StreamReader limit: the pipe transport pauses once twice this much is unread, so a
+client writing faster than we parse fills its pipe, not our memory."""
 
-# ---------------------------------------------------------------------------------------
-# Pure framing
-
-
-@dataclass(frozen=True)
-class Request:
-    """A call that expects a response."""
-
-    id: JsonId
-    method: str
-    params: Any
-
-
-@dataclass(frozen=True)
-class Notification:
-    """A call without an id: never answered."""
-
-    method: str
-    params: Any
+REQUEST_CANCELLED = -32800
+CANCELLABLE_METHODS: frozenset[str] = frozenset({"session/new", "session/resume"})
+"""Requests whose handler `$/cancel_request` cancels (answered -32800 `Request cancelled`).
+Both can wait on a client-named MCP server that never answers, and both roll back on
+cancellation (servers stopped, the session released). `session/prompt` watches its abort
+itself and answers `{"stopReason": "cancelled"}` (§3.3); every other handler is short and
+runs to completion, as native's SDK does for handlers that ignore their signal."""
 
 
-@dataclass(frozen=True)
-class Response:
-    """The peer's answer to one of our outgoing requests."""
-
-    id: JsonId
-    result: Any = None
-    error: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Invalid:
-    """A line we must answer with an error (parse error or invalid request)."""
-
-    id: JsonId
-    error: RpcError
-
-
-Incoming = Request | Notification | Response | Invalid
-
-
-def _valid_id(value: Any) -> bool:
-    # JSON-RPC ids are strings, numbers or null; bool is an int subclass in Python but not
-    # a JSON number, so exclude it explicitly.
-    return value is None or (isinstance(value, str | int | float) and not isinstance(value, bool))
-
-
-def classify(line: bytes | str) -> Incoming:
-    """Turn one raw line into a typed incoming message; never raises."""
-    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
-    try:
-        # As Node reads it: invalid UTF-8 becomes U+FFFD, numbers follow JS semantics
-        # (1.0 is the integer 1), and NaN/Infinity are not JSON.
-        value = js_parse(text)
-    except (ValueError, RecursionError):
-        return Invalid(None, parse_error())
-    if not isinstance(value, dict):
-        return Invalid(None, invalid_request())
-    has_id = "id" in value
-    msg_id = value.get("id")
-    id_ok = _valid_id(msg_id)
-    method = value.get("method")
-    if value.get("jsonrpc") != "2.0":
-        return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    if method is None:
-        if has_id and id_ok and ("result" in value or "error" in value):
-            error = value.get("error")
-            return Response(msg_id, value.get("result"), error if isinstance(error, dict) else None)
-        return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    if not isinstance(method, str) or (has_id and not id_ok):
-        return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    params = value.get("params")
-    if has_id:
-        return Request(msg_id, method, params)
-    return Notification(method, params)
-
-
-def encode(message: dict[str, Any]) -> bytes:
-    """One frame as native writes it: `JSON.stringify` text (JS number spelling and key
-    order, lone surrogates escaped) plus a newline."""
-    return js_json(message).encode() + b"\n"
-
-
-def error_frame(msg_id: JsonId, error: RpcError) -> dict[str, Any]:
-    """The response object for a failed request."""
-    return {"jsonrpc": "2.0", "id": msg_id, "error": error.to_json()}
+def request_cancelled() -> RpcError:
+    """-32800 `Request cancelled`: the ACP cancellation RFD's code for a request that
+    `$/cancel_request` ended before it could answer (docs/contract-notes.md, "Hardening")."""
+    return RpcError(REQUEST_CANCELLED, "Request cancelled")
 
 
 def _id_key(msg_id: JsonId) -> tuple[str, JsonId]:
@@ -162,11 +104,16 @@ class Connection:
         sink: LineSink,
         on_request: RequestHandler,
         on_notification: NotificationHandler,
+        *,
+        max_frame: int = MAX_FRAME_BYTES,
+        cancellable: frozenset[str] = CANCELLABLE_METHODS,
     ) -> None:
         self._reader = reader
         self._sink = sink
         self._on_request = on_request
         self._on_notification = on_notification
+        self._max_frame = max_frame
+        self._cancellable = cancellable
         self._next_id = 0
         self._pending: dict[tuple[str, JsonId], asyncio.Future[Any]] = {}
         self._active: dict[tuple[str, JsonId], RequestContext] = {}
@@ -211,24 +158,27 @@ class Connection:
     # -- receiving ----------------------------------------------------------------------
 
     async def serve(self) -> None:
-        """Read until EOF; every line is handled, none can end the loop but EOF."""
-        partial: list[bytes] = []  # pieces of a line longer than one read
-        while chunk := await self._reader.read(1 << 16):
-            start = 0
-            while (end := chunk.find(b"\n", start)) != -1:
-                partial.append(chunk[start:end])
-                line = b"".join(partial)
-                partial.clear()
-                if line.strip():
-                    self._receive(line)
-                start = end + 1
-            if start < len(chunk):
-                partial.append(chunk[start:])
-        line = b"".join(partial)
-        if line.strip():
-            self._receive(line)
+        """Read until EOF; every line is handled, none can end the loop but EOF.
+
+        A line over `max_frame` bytes is answered -32600 (id null) the moment it crosses
+        the bound and skipped to its newline; the next line is served as usual.
+        """
+        lines = LineSplitter(self._max_frame)
+        while chunk := await self._reader.read(READ_CHUNK):
+            for line in lines.feed(chunk):
+                self._line(line)
+        last = lines.finish()
+        if last is not None:
+            self._line(last)
         self._eof = True
         self._close_pending()
+
+    def _line(self, line: bytes | Oversized) -> None:
+        if isinstance(line, Oversized):
+            log.warning("discarded an incoming frame over %d bytes", line.limit)
+            self._spawn(self._send(error_frame(None, frame_too_large(line.limit))))
+        elif line.strip():
+            self._receive(line)
 
     def _receive(self, line: bytes) -> None:
         message = classify(line)
@@ -255,7 +205,7 @@ class Connection:
             self._spawn(self._request(message, ctx))
 
     def _cancel_request(self, params: Any) -> None:
-        if isinstance(params, dict) and _valid_id(params.get("requestId")):
+        if isinstance(params, dict) and valid_id(params.get("requestId")):
             ctx = self._active.get(_id_key(params["requestId"]))
             if ctx is not None:
                 ctx.aborted.set()
@@ -269,7 +219,11 @@ class Connection:
     async def _request(self, message: Request, ctx: RequestContext) -> None:
         key = _id_key(message.id)
         try:
-            result = await self._on_request(message.method, message.params, ctx)
+            work = self._on_request(message.method, message.params, ctx)
+            if message.method in self._cancellable:
+                result = await _unless_aborted(work, ctx)
+            else:
+                result = await work
         except RpcError as exc:
             await self._send(error_frame(message.id, exc))
         except Exception as exc:
@@ -302,6 +256,28 @@ class Connection:
         self.closed = True
 
 
+async def _unless_aborted(work: Awaitable[Any], ctx: RequestContext) -> Any:
+    """Await `work`; when `ctx` is aborted first, cancel it, wait for its rollback, and
+    raise -32800. A handler that finished before the cancel landed keeps its answer."""
+    task = asyncio.ensure_future(work)
+    aborted = asyncio.ensure_future(ctx.aborted.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    finally:
+        aborted.cancel()
+    if not task.done():
+        task.cancel()
+        # Waiting for the rollback is what makes the answer true: when -32800 goes out,
+        # nothing the request started (an MCP server process) is still running.
+        await asyncio.wait({task})
+    if task.cancelled():
+        raise request_cancelled()
+    return task.result()
+
+
 def _error_from_frame(error: dict[str, Any]) -> RpcError:
     code = error.get("code")
     message = error.get("message")
@@ -319,13 +295,13 @@ def _error_from_frame(error: dict[str, Any]) -> RpcError:
 class _BlockingSink:
     """Fallback sink when stdout is a regular file (asyncio pipes refuse files)."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
+    def __init__(self, file: BinaryIO) -> None:
+        self._file = file
 
     def write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            written = os.write(self._fd, view)
+            written = os.write(self._file.fileno(), view)
             view = view[written:]
 
     async def drain(self) -> None:
@@ -345,27 +321,38 @@ async def open_stdio() -> tuple[asyncio.StreamReader, LineSink]:
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)
-    reader = asyncio.StreamReader(limit=1 << 30)
+    # One file object per fd, kept by whichever reader or sink uses it: a second one,
+    # garbage-collected after a refused `connect_*_pipe`, would close the fd under us.
+    stdin_file, stdout_file = os.fdopen(in_fd, "rb", 0), os.fdopen(out_fd, "wb", 0)
+    reader = asyncio.StreamReader(limit=READ_BUFFER)
     try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", 0)
-        )
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin_file)
     except (ValueError, OSError):
-        # stdin is a regular file: feed it from a thread so the loop never blocks on disk.
-        loop.run_in_executor(None, _pump_file, loop, reader, in_fd)
+        # stdin is a regular file: read it in a thread so the loop never blocks on disk,
+        # one chunk per `read()` call, so a huge file is never read ahead into memory.
+        reader = _FileReader(stdin_file)
     sink: LineSink
     try:
         transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", 0)
+            asyncio.streams.FlowControlMixin, stdout_file
         )
         sink = asyncio.StreamWriter(transport, protocol, None, loop)
     except (ValueError, OSError):
-        sink = _BlockingSink(out_fd)
+        sink = _BlockingSink(stdout_file)
     return reader, sink
 
 
-def _pump_file(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, fd: int) -> None:
-    with contextlib.suppress(RuntimeError):  # loop closed while reading
-        while chunk := os.read(fd, 1 << 16):
-            loop.call_soon_threadsafe(reader.feed_data, chunk)
-        loop.call_soon_threadsafe(reader.feed_eof)
+class _FileReader(asyncio.StreamReader):
+    """stdin as a regular file: each `read(n)` is one `os.read` in a worker thread.
+
+    Pulled rather than pushed: the reader never gets ahead of `Connection.serve`, where
+    a thread feeding a StreamReader would buffer as fast as the disk delivers.
+    """
+
+    def __init__(self, file: BinaryIO) -> None:
+        super().__init__(limit=READ_BUFFER)
+        self._file = file
+
+    async def read(self, n: int = -1) -> bytes:
+        fd = self._file.fileno()
+        return await asyncio.to_thread(os.read, fd, n if n > 0 else READ_CHUNK)

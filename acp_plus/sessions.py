@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_plus import model_control
-from acp_plus.codec import settle
 from acp_plus.content import (
     ContentError,
     admit,
@@ -37,6 +36,7 @@ from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.store import SessionLocked
 from acp_plus.errors import RpcError, internal_error, invalid_params, session_closing
 from acp_plus.rpc import RequestContext
+from acp_plus.settlement import settle
 from acp_plus.updates import DeliveryError, context_used, project
 
 log = logging.getLogger("acp_plus.sessions")
@@ -157,6 +157,10 @@ class LiveSession:
         self.on_close: list[Callable[[], Awaitable[None]]] = []
         self.config_lock = asyncio.Lock()
         """Serializes `set_config_option` so mutations apply in arrival order (§1.5)."""
+        self.roots: tuple[str, ...] = ()
+        """The session's validated additional directories (§6.2), besides `cwd`."""
+        self.commands: set[asyncio.Task[Any]] = set()
+        """Slash commands running now (§6.4): session/cancel and close abort them."""
 
     # -- wiring --------------------------------------------------------------------------
 
@@ -326,7 +330,10 @@ class LiveSession:
             self.agent.cancel()
 
     def cancel(self) -> None:
-        """`session/cancel`: cancel the prompt in flight, or any autonomous agent work."""
+        """`session/cancel`: cancel the prompt in flight, or any autonomous agent work,
+        and any running slash command (§6.4)."""
+        for command in self.commands:
+            command.cancel()
         if self.run is not None:
             self._cancel_run(self.run)
         elif self.agent is not None:

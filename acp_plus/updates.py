@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from acp_plus.codec import js_parse
+from acp_plus.features import commands, modes
+from acp_plus.js_json import js_parse
 
 NO_STORE = "cannot deliver assistant image: no attachment store is mounted"
 UNAVAILABLE = "cannot deliver assistant image: the attachment is unavailable or corrupt"
@@ -147,6 +148,13 @@ def project(
         return [_tool_call(event)]
     if kind == "tool/result":
         return [_tool_result(event, read_image)]
+    # The increments' events (§6.3, §6.4); only the plus profile ever commits them.
+    if kind == commands.RUN_EVENT:
+        return [commands.run_update(event)]
+    if kind == commands.DONE_EVENT:
+        return commands.done_updates(event)
+    if kind == modes.EVENT:
+        return [modes.current_mode_update(event)]
     return []
 
 

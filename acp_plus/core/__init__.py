@@ -6,7 +6,7 @@ Entry points (import the submodules; nothing is imported here, so startup stays 
 - `agent.Agent(log, router, tools, approvals, cwd, on_event)` with `run_turn(content,
   route)`, `cancel()`, `steer()`, `used_tokens()`, `settle_interrupted()`,
   `record_route()`; `agent.Route(provider, model, effort, explicit_effort)`
-- `llm.Router([...])` over `llm.parity_stream.ParityStreamProvider(base_url)` and
+- `llm.base.Router([...])` over `llm.parity_stream.ParityStreamProvider(base_url)` and
   `llm.openai_chat.OpenAIChatProvider(OpenAIChatConfig(...))`
 - `tools.session_tools(fixture_host=..., mcp=..., builtin_tools=...)` -> `ToolRegistry`;
   `tools.mcp.start_servers(specs)` and `tools.mcp.prewarm()`

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from acp_plus.core import events as ev
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
+from acp_plus.core.context import ModelContext, context_due
 from acp_plus.core.history import (
     build_messages,
     interrupted_turn,
@@ -29,6 +30,7 @@ from acp_plus.core.history import (
     used_tokens,
 )
 from acp_plus.core.llm.base import ModelRequest, Router
+from acp_plus.core.repeats import RepeatTracker
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.step import StepAccumulator, tool_calls
 from acp_plus.core.store import SessionLog
@@ -68,9 +70,17 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value
 
 
-def denied_text(outcome: str) -> str:
-    """The failed tool result the model sees when an approval is not granted."""
-    return f"Tool call was not approved ({outcome})."
+_DENIED = {
+    "rejected": 'the user rejected tool "{name}"',
+    "cancelled": 'approval for tool "{name}" was cancelled',
+    "unavailable": 'tool "{name}" requires approval, but no approval channel is available',
+}
+
+
+def denied_text(outcome: str, name: str) -> str:
+    """The failed tool result the model sees when an approval is not granted (native's
+    texts, so the model reads the same refusal on both sides)."""
+    return "Error: " + _DENIED.get(outcome, 'tool "{name}" was not approved').format(name=name)
 
 
 class Agent:
@@ -86,7 +96,7 @@ class Agent:
         on_event: Callable[[dict[str, Any]], None],
         *,
         sandbox: SandboxMode = "workspace-write",
-        system: str | None = None,
+        context: ModelContext | None = None,
         cancel_grace: float = 5.0,
     ):
         self.log = log
@@ -96,7 +106,8 @@ class Agent:
         self.cwd = Path(cwd)
         self.on_event = on_event
         self.sandbox: SandboxMode = sandbox
-        self.system = system
+        self.context = context or ModelContext()
+        self._repeats = RepeatTracker()
         self.cancel_grace = cancel_grace
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[list[dict[str, Any]]] = []
@@ -193,6 +204,11 @@ class Agent:
         self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
         self.commit(ev.user_message(str(uuid.uuid4()), turn, content))
+        self._repeats.reset()
+        # Native's order: the prompt, then the workspace instructions (first turn), then
+        # the runtime context (when it changed); all part of the model's history.
+        for source, text in context_due(self.log.events(), self.context):
+            self.commit(ev.context_message(str(uuid.uuid4()), turn, source, text))
         self.record_route(r)
         inner = asyncio.create_task(self._loop(turn, r))
         self._inner = inner
@@ -259,18 +275,22 @@ class Agent:
             "model": route.model,
             "effort": effort,
         }
+        hit_ceiling = False
         while True:
             self._check_cancel()
             for queued in self._inbox:
                 self.commit(ev.user_message(str(uuid.uuid4()), turn, queued))
+                self._repeats.reset()
             self._inbox.clear()
             request = ModelRequest(
                 provider=route.provider,
                 model=route.model,
                 messages=build_messages(self.log.events()),
-                tools=self.tools.specs(),
+                # Sorted by name, as native orders the tools it shows the model.
+                tools=sorted(self.tools.specs(), key=lambda spec: str(spec.get("name", ""))),
                 reasoning_effort=effort,
-                system=self.system,
+                system=self.context.system(route.model),
+                session_id=self.log.id,
             )
             step = await self._stream_step(turn, request, route_ref)
             finish = step.finish or {
@@ -295,11 +315,14 @@ class Agent:
                 self.commit(
                     ev.assistant_message(str(uuid.uuid4()), turn, blocks, route_ref, step.usage)
                 )
-            if kind == "max-tokens":
-                return {"kind": "max-tokens"}
-            calls = tool_calls(blocks)
+            # Steered text (`steer`, §6.6) that came during the last step gets one more
+            # step, so it always reaches the model; the turn still ends max-tokens (§3.1).
+            hit_ceiling = hit_ceiling or kind == "max-tokens"
+            calls = [] if kind == "max-tokens" else tool_calls(blocks)
             if not calls:
-                return {"kind": "completed"}
+                if self._inbox:
+                    continue
+                return {"kind": "max-tokens" if hit_ceiling else "completed"}
             for call in calls:
                 self._check_cancel()
                 await self._run_tool(turn, call)
@@ -329,6 +352,9 @@ class Agent:
         self.commit(ev.tool_call(turn, call_id, name, raw))
         result = await self._tool_result(turn, call_id, name, raw)
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
+        reminder = self._repeats.observe(name, raw)
+        if reminder is not None:
+            self.commit(ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder))
 
     async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
         tool = self.tools.get(name)
@@ -346,7 +372,7 @@ class Agent:
         if reason is not None:
             outcome = await self._approve(turn, call_id, name, args, reason)
             if outcome != "allowed-once":
-                return ToolResult.text(denied_text(outcome), is_error=True)
+                return ToolResult.text(denied_text(outcome, name), is_error=True)
         try:
             return await tool.run(args, ctx)
         except asyncio.CancelledError:

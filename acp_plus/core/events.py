@@ -52,11 +52,16 @@ class TurnStart(TypedDict):
     turn: int
 
 
+ContextSource = Literal["workspace-instructions", "runtime-context", "repeat-reminder"]
+
+
 class UserMessage(TypedDict):
     type: Literal["user/message"]
     id: str
     turn: int
     content: list[dict[str, Any]]
+    source: NotRequired[ContextSource]
+    """Set on model context the agent adds (not typed by the user): replay skips it."""
 
 
 class RouteSet(TypedDict):
@@ -121,6 +126,18 @@ def turn_start(turn: int) -> TurnStart:
 def user_message(msg_id: str, turn: int, content: list[dict[str, Any]]) -> UserMessage:
     """The admitted user content of a turn (text blocks and image references)."""
     return {"type": "user/message", "id": msg_id, "turn": turn, "content": content}
+
+
+def context_message(msg_id: str, turn: int, source: ContextSource, text: str) -> UserMessage:
+    """Model context the agent adds to a turn (workspace instructions, runtime context):
+    a user-role message for the model, never shown to the client as a prompt."""
+    return {
+        "type": "user/message",
+        "id": msg_id,
+        "turn": turn,
+        "content": [text_block(text)],
+        "source": source,
+    }
 
 
 def route_set(provider: str, model: str, effort: str | None, explicit_effort: bool) -> RouteSet:

@@ -20,21 +20,21 @@ import sys
 import time
 import tomllib
 import zipfile
-from collections.abc import AsyncIterator
 from importlib.metadata import distribution
 from pathlib import Path
 from typing import Any
 
 import pytest
+from plus_agent import REPO
 
-from acp_plus.config import TRANSPORT_DEFAULTS, ConfigError, build
+from acp_plus.config import TRANSPORT_DEFAULTS, build
+from acp_plus.config_schema import ConfigError
 from acp_plus.core.llm.base import ModelRequest
 from acp_plus.core.llm.openai_chat import OpenAIChatConfig, OpenAIChatProvider
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from parity.fakellm import FakeLLM
 from parity.scenario import DEFAULT_CATALOG
 
-ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "acp_plus.__main__:main"
 MODELS = tuple(DEFAULT_CATALOG["providers"][0]["models"])
 HANG = [{"text": "partial", "deltas": 7, "then": "hang"}]
@@ -47,7 +47,7 @@ def _run(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=30,
-        cwd=ROOT,
+        cwd=REPO,
         **kw,
     )
 
@@ -56,7 +56,7 @@ def _run(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
 
 
 def test_pyproject_declares_the_console_script() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert project["scripts"]["acp-plus"] == ENTRY
 
 
@@ -78,9 +78,9 @@ def _copy_source(dest: Path) -> None:
     """What a wheel build reads, copied so the build never writes into the work tree."""
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".mypy_cache")
     for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, dest / name)
+        shutil.copy2(REPO / name, dest / name)
     for package in ("acp_plus", "parity"):
-        shutil.copytree(ROOT / package, dest / package, ignore=ignore)
+        shutil.copytree(REPO / package, dest / package, ignore=ignore)
 
 
 def test_a_built_wheel_installs_the_acp_plus_command(tmp_path: Path) -> None:
@@ -138,7 +138,7 @@ def test_a_built_wheel_installs_the_acp_plus_command(tmp_path: Path) -> None:
 
 
 def test_makefile_install_target_is_pipx_force() -> None:
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (REPO / "Makefile").read_text()
     assert "\ninstall:\n\tpipx install --force .\n" in makefile
 
 
@@ -245,16 +245,6 @@ def test_cli_reports_a_bad_key_and_dumps_good_ones(tmp_path: Path) -> None:
 # -- 2/3. the providers honour them ----------------------------------------------------
 
 
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeLLM]:
-    server = FakeLLM()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
 def _req() -> ModelRequest:
     return ModelRequest(
         provider="mock",
@@ -292,8 +282,8 @@ def _open(fake: FakeLLM, name: str, llm: list[dict[str, Any]]) -> Any:
     return fake.open_run(name, llm=copy.deepcopy(llm), tools=[], catalog=DEFAULT_CATALOG)
 
 
-async def test_script_exhausted_is_the_servers_error_text_never_retried(fake: FakeLLM) -> None:
-    run = _open(fake, "ps", [])
+async def test_script_exhausted_is_the_servers_error_text_never_retried(fake_llm: FakeLLM) -> None:
+    run = _open(fake_llm, "ps", [])
     failure = _failure(await _collect(ParityStreamProvider(run.base_url, retries=3)))
     assert failure == {
         "message": "script exhausted",
@@ -301,7 +291,7 @@ async def test_script_exhausted_is_the_servers_error_text_never_retried(fake: Fa
     }
     assert _model_calls(run) == 1  # a protocol failure is never retried, whatever `retries`
 
-    run = _open(fake, "chat", [])
+    run = _open(fake_llm, "chat", [])
     failure = _failure(await _collect(_chat(f"{run.base_url}/v1", max_retries=0)))
     assert failure == {
         "message": "provider mock (openai-chat): HTTP 409: script exhausted",
@@ -310,20 +300,20 @@ async def test_script_exhausted_is_the_servers_error_text_never_retried(fake: Fa
     assert _model_calls(run) == 1
 
 
-async def test_openai_chat_retries_is_the_sdks_retry_count(fake: FakeLLM) -> None:
+async def test_openai_chat_retries_is_the_sdks_retry_count(fake_llm: FakeLLM) -> None:
     # The default (2) is what scenarios/providers/script-exhausted declares: three calls.
-    run = _open(fake, "chat", [])
+    run = _open(fake_llm, "chat", [])
     provider = _chat(f"{run.base_url}/v1")
     assert provider.config.max_retries == 2
     _failure(await _collect(provider))
     assert _model_calls(run) == 3
 
 
-async def test_openai_chat_sends_max_tokens_only_when_set(fake: FakeLLM) -> None:
+async def test_openai_chat_sends_max_tokens_only_when_set(fake_llm: FakeLLM) -> None:
     text = [{"text": "hi"}]
-    run = _open(fake, "set", text)
+    run = _open(fake_llm, "set", text)
     await _collect(_chat(f"{run.base_url}/v1", max_tokens=64, max_retries=0))
-    run_unset = _open(fake, "unset", text)
+    run_unset = _open(fake_llm, "unset", text)
     await _collect(_chat(f"{run_unset.base_url}/v1", max_retries=0))
     (sent,) = [r.body for r in run.requests if r.path == "/v1/chat/completions"]
     (unset,) = [r.body for r in run_unset.requests if r.path == "/v1/chat/completions"]
@@ -351,20 +341,20 @@ async def _stalls(provider: Any, run: Any, api: str) -> None:
     assert calls[0].aborted
 
 
-async def test_a_hanging_parity_stream_fails_after_the_idle_timeout(fake: FakeLLM) -> None:
-    run = _open(fake, "hang", HANG)
+async def test_a_hanging_parity_stream_fails_after_the_idle_timeout(fake_llm: FakeLLM) -> None:
+    run = _open(fake_llm, "hang", HANG)
     await _stalls(ParityStreamProvider(run.base_url, stream_idle_timeout=0.3), run, "parity-stream")
 
 
-async def test_a_hanging_chat_stream_fails_after_the_idle_timeout(fake: FakeLLM) -> None:
-    run = _open(fake, "hang", HANG)
+async def test_a_hanging_chat_stream_fails_after_the_idle_timeout(fake_llm: FakeLLM) -> None:
+    run = _open(fake_llm, "hang", HANG)
     provider = _chat(f"{run.base_url}/v1", stream_idle_timeout=0.3, max_retries=0)
     await _stalls(provider, run, "openai-chat")
 
 
-async def test_slow_consumer_does_not_trip_the_idle_timeout(fake: FakeLLM) -> None:
+async def test_slow_consumer_does_not_trip_the_idle_timeout(fake_llm: FakeLLM) -> None:
     """Only the wait for the provider counts, not the consumer's time between chunks."""
-    run = _open(fake, "slow", [{"text": "abc", "deltas": 3}])
+    run = _open(fake_llm, "slow", [{"text": "abc", "deltas": 3}])
     provider = ParityStreamProvider(run.base_url, stream_idle_timeout=0.2)
     seen = []
     try:
@@ -431,15 +421,15 @@ async def test_parity_stream_request_timeout_and_transport_retries() -> None:
 
 
 async def test_build_runtime_passes_the_config_to_both_providers(
-    fake: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_plus.server import build_runtime
+    from acp_plus.runtime import build_runtime
 
     # build_runtime protects the key variable from tool environments process-wide, so it
     # gets a name of its own (the fake ignores the key).
     monkeypatch.setenv("INSTALL_CONFIG_TEST_KEY", "sk-fake")
-    stream_run = _open(fake, "ps", HANG)
-    chat_run = _open(fake, "chat", HANG)
+    stream_run = _open(fake_llm, "ps", HANG)
+    chat_run = _open(fake_llm, "chat", HANG)
     config = build(
         {
             "providers": {

@@ -1,23 +1,5 @@
-"""Model providers. Each yields parity-stream `StreamChunk` dicts (§8.1), the one chunk format."""
+"""Model providers. Each yields parity-stream `StreamChunk` dicts (§8.1), the one chunk format.
 
-from acp_plus.core.llm.base import (
-    ModelInfo,
-    ModelRequest,
-    Provider,
-    ProviderError,
-    ProviderInfo,
-    ReasoningInfo,
-    Router,
-    error_finish,
-)
-
-__all__ = [
-    "ModelInfo",
-    "ModelRequest",
-    "Provider",
-    "ProviderError",
-    "ProviderInfo",
-    "ReasoningInfo",
-    "Router",
-    "error_finish",
-]
+`base.py` holds the shared types and the `Router`; `parity_stream.py` and `openai_chat.py`
+are the two providers. Import the submodules: nothing is re-exported here.
+"""

@@ -58,7 +58,7 @@ class ProviderError(Exception):
 
 @dataclass
 class ModelRequest:
-    """The canonical model request of `spec/parity-stream-protocol.md`."""
+    """The canonical model request of docs/parity-stream.md."""
 
     provider: str
     model: str
@@ -77,7 +77,8 @@ class ModelRequest:
         if self.system is not None:
             body["system"] = self.system
         body["messages"] = self.messages
-        body["tools"] = self.tools
+        if self.tools:  # as native: no `tools` key when the model gets none
+            body["tools"] = self.tools
         if self.session_id is not None:
             body["sessionId"] = self.session_id
         if self.purpose is not None:
@@ -115,7 +116,7 @@ def provider_failure(
     """A `finish{error}` for a failed HTTP exchange, naming route, api and status.
 
     `provider mock (openai-chat): HTTP 409: script exhausted`. The turn-failed text
-    (contract 3.4, `turn failed: <message>`) then says who failed and how. A failure the
+    (§3.4, `turn failed: <message>`) then says who failed and how. A failure the
     provider reports *inside* a well-formed stream (parity-stream `finish{error}`, a
     chat-completions error event) is the model's own failure and is passed on verbatim,
     as native does.

@@ -1,4 +1,4 @@
-"""The `parity-stream/1` client (`spec/parity-stream-protocol.md`).
+"""The `parity-stream/1` client (docs/parity-stream.md).
 
 One base URL serves the catalog (providers, models, fixture tools), the NDJSON model
 stream and fixture tool calls. Any non-200 answer becomes a `PARITY_PROTOCOL` failure

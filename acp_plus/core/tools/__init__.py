@@ -1,17 +1,18 @@
-"""Tools: the registry, built-ins, catalog fixture tools and MCP tools."""
+"""Tools: the registry, built-ins, catalog fixture tools and MCP tools.
+
+`session_tools` is the one thing defined here; the tool types are in `base.py`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from acp_plus.core.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
+from acp_plus.core.tools.base import Tool, ToolRegistry
 
 if TYPE_CHECKING:
     from acp_plus.core.llm.parity_stream import ParityStreamProvider
     from acp_plus.core.tools.mcp import McpConnection
-
-__all__ = ["Tool", "ToolContext", "ToolRegistry", "ToolResult", "session_tools"]
 
 
 async def session_tools(

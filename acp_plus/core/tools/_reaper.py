@@ -3,7 +3,7 @@
 Runs `argv` as its child and confines everything that child starts. It makes itself a
 child subreaper (PR_SET_CHILD_SUBREAPER), so descendants that double-fork or call
 `setsid` reparent to it rather than to init, and it stays their ancestor. When the child
-exits it SIGKILLs every remaining descendant (found by walking /proc), reaps them, writes
+exits it SIGKILLs every remaining descendant (`proctree.descendants`), reaps them, writes
 one JSON status line `{"code": N, "background": K}` on its own stderr and exits with
 the child's code. It arms PR_SET_PDEATHSIG=SIGTERM for itself (then checks that the agent
 is still its parent, closing the start-up race), and SIGTERM/SIGHUP/SIGINT run the same
@@ -11,59 +11,31 @@ cleanup, so a SIGKILLed agent still leaves nothing behind; the child itself
 gets PR_SET_PDEATHSIG=SIGKILL, so it cannot outlive this supervisor.
 
 The child's stdout and stderr are this process's stdout (fd 1): fd 2 carries the status
-only. Standalone on purpose (stdlib only, no package import) so it starts quickly.
+only. Standalone on purpose (stdlib only, no package import: its one sibling,
+`proctree.py`, is loaded as a plain file) so it starts quickly.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import signal
 import sys
 import time
 
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing into the supervisor
+if TYPE_CHECKING or __package__:
+    from acp_plus.core.tools import proctree
+else:
+    # `-I` keeps the script's directory off sys.path: load the /proc reader, a stdlib-only
+    # sibling file, on its own (no acp_plus package code runs here), then drop the entry
+    # so no other sibling can shadow a stdlib module.
+    _here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, _here)
+    import proctree
 
-
-def _prctl(option: int, value: int) -> bool:
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
-
-
-def descendants(root: int) -> list[int]:
-    """Every live descendant of `root`, from /proc (empty where /proc is missing)."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return []
-    children: dict[int, list[int]] = {}
-    for entry in entries:
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if fields and fields[0] in (b"Z", b"X"):
-            continue  # already dead; only needs reaping
-        children.setdefault(int(fields[1]), []).append(int(entry))
-    found: list[int] = []
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
+    sys.path.remove(_here)
 
 
 def _reap() -> None:
@@ -82,7 +54,7 @@ def kill_all() -> int:
         signal.signal(signum, signal.SIG_IGN)
     killed: set[int] = set()
     for _ in range(100):
-        pids = descendants(os.getpid())
+        pids = proctree.descendants(os.getpid())
         if not pids:
             break
         for pid in pids:
@@ -107,8 +79,8 @@ def main() -> int:
     status = os.fdopen(os.dup(2), "w")
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _stop)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the agent's death runs the cleanup
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    proctree.prctl(proctree.PR_SET_PDEATHSIG, signal.SIGTERM)  # the agent's death runs the cleanup
+    proctree.prctl(proctree.PR_SET_CHILD_SUBREAPER, 1)
     try:
         if os.getppid() != parent:  # the agent died before PDEATHSIG was armed
             raise _Stop(signal.SIGTERM)
@@ -118,7 +90,7 @@ def main() -> int:
                 for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                     signal.signal(signum, signal.SIG_DFL)
                 os.dup2(1, 2)
-                _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                proctree.prctl(proctree.PR_SET_PDEATHSIG, signal.SIGKILL)
                 os.execvp(argv[0], argv)
             except BaseException:
                 pass

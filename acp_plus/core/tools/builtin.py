@@ -1,8 +1,13 @@
 """Built-in tools: `read`, `write`, `edit`, `bash`, working in the session cwd.
 
 Effects outside the sandbox are not refused outright: each tool reports the escalation
-it needs (`approval_reason`) and the loop asks the approval chain. Output is capped so
-one call cannot flood the model context.
+it needs (`approval_reason`) and the loop asks the approval chain; reads outside the
+workspace ask like writes do. The agent's own files are the exception: its /proc entries
+and its home are refused in every mode with a tool error, nobody asked
+(`sandbox.agent_private`). Paths are resolved (symlinks followed) before any decision,
+and again right before the file is touched. `write` and `edit` replace a file by atomic
+rename (`fileio.replace_file`). Output is capped so one call cannot flood the model
+context.
 """
 
 from __future__ import annotations
@@ -10,12 +15,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from acp_plus.core.sandbox import command_escalation, resolve_path, write_escalation
+from acp_plus.core.sandbox import (
+    agent_private,
+    command_escalation,
+    read_escalation,
+    resolve_path,
+    write_escalation,
+)
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.file_text import decode_text, encode_text, is_crlf, split_bom, to_crlf
+from acp_plus.core.tools.fileio import open_regular, read_regular, replace_file
 from acp_plus.core.tools.procs import kill_tree, read_status, spawn_supervised
+from acp_plus.core.tools.proctree import agent_pids
 
 OUTPUT_CAP = 64 * 1024
 """Characters of tool output the model sees at most."""
@@ -68,6 +83,27 @@ def _path_arg(args: dict[str, Any]) -> str:
     return value
 
 
+class Refused(ValueError):
+    """A path no tool may touch; raised from `approval_reason`, so the call fails
+    without a permission request, and from `run`, so it fails even when called alone."""
+
+
+class _FileTool:
+    """What the file tools share: the agent's homes, and resolving a path argument."""
+
+    def __init__(self, homes: Sequence[Path] = ()) -> None:
+        self.homes = tuple(home.resolve(strict=False) for home in homes)
+
+    def target(self, args: dict[str, Any], ctx: ToolContext) -> Path:
+        """The resolved `file_path`; `Refused` when it is the agent's own."""
+        given = _path_arg(args)
+        path = resolve_path(given, ctx.cwd)
+        what = agent_private(path, self.homes, agent_pids())
+        if what is not None:
+            raise Refused(f"refused: {given} is {what}; no tool may read or change it")
+        return path
+
+
 def _str_arg(args: dict[str, Any], key: str) -> str:
     value = args.get(key)
     if not isinstance(value, str):
@@ -75,7 +111,7 @@ def _str_arg(args: dict[str, Any], key: str) -> str:
     return value
 
 
-class ReadTool:
+class ReadTool(_FileTool):
     """Read a text file, optionally a window of lines."""
 
     name = "read"
@@ -96,8 +132,9 @@ class ReadTool:
     }
 
     def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        """Reads are allowed in every sandbox mode."""
-        return None
+        """Reads inside the workspace are allowed in every mode; outside it they need an
+        escalation below `danger-full-access`."""
+        return read_escalation(self.target(args, ctx), ctx.sandbox, ctx.cwd)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Return the file's text, or the `offset`/`limit` window of its lines, capped.
@@ -105,7 +142,10 @@ class ReadTool:
         The window is taken first and the `READ_CAP` size cap applies to the window, so
         any part of a large file can be read; the file is streamed, never loaded whole.
         """
-        path = resolve_path(_path_arg(args), ctx.cwd)
+        try:
+            path = self.target(args, ctx)
+        except Refused as exc:
+            return ToolResult.text(str(exc), is_error=True)
         offset, limit = args.get("offset"), args.get("limit")
         windowed = isinstance(offset, int) or isinstance(limit, int)
         start = offset if isinstance(offset, int) and offset >= 0 else 0
@@ -125,7 +165,7 @@ class ReadTool:
 
 def _read_head(path: Path) -> tuple[bytes, int]:
     """The first `READ_CAP` bytes and how many bytes follow them."""
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         data = fh.read(READ_CAP)
         size = os.fstat(fh.fileno()).st_size
     return data, max(0, size - len(data))
@@ -136,7 +176,7 @@ def _read_window(path: Path, start: int, count: int | None) -> tuple[bytes, int]
     bytes of them, and how many bytes of the window were cut off."""
     kept = bytearray()
     dropped = 0
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         for index, line in enumerate(fh):
             if index < start:
                 continue
@@ -148,7 +188,7 @@ def _read_window(path: Path, start: int, count: int | None) -> tuple[bytes, int]
     return bytes(kept), dropped
 
 
-class WriteTool:
+class WriteTool(_FileTool):
     """Create or overwrite a file."""
 
     name = "write"
@@ -161,7 +201,7 @@ class WriteTool:
 
     def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         """Writes outside the sandbox need an escalation."""
-        return write_escalation(resolve_path(_path_arg(args), ctx.cwd), ctx.sandbox, ctx.cwd)
+        return write_escalation(self.target(args, ctx), ctx.sandbox, ctx.cwd)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write the content.
@@ -169,18 +209,22 @@ class WriteTool:
         The content replaces the file as given, line endings included (the model chose
         them); only a byte-order mark the existing file had is kept, in the encoding it
         names, so rewriting a BOM file does not silently change its encoding. `edit`, by
-        contrast, also keeps the file's line endings.
+        contrast, also keeps the file's line endings. The file is replaced atomically,
+        keeping its permission bits.
         """
-        path = resolve_path(_path_arg(args), ctx.cwd)
+        try:
+            path = self.target(args, ctx)
+        except Refused as exc:
+            return ToolResult.text(str(exc), is_error=True)
         content = _str_arg(args, "content")
 
         def write() -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             bom = b""
-            with contextlib.suppress(OSError), path.open("rb") as fh:
-                bom, _ = _split_bom(fh.read(4))
-            data = _encode(content.removeprefix("\ufeff") if bom else content, bom)
-            path.write_bytes(data)
+            with contextlib.suppress(OSError), open_regular(path) as fh:
+                bom, _ = split_bom(fh.read(4))
+            data = encode_text(content.removeprefix("\ufeff") if bom else content, bom)
+            replace_file(path, data)
             return len(data)
 
         try:
@@ -190,46 +234,7 @@ class WriteTool:
         return ToolResult.text(f"wrote {size} bytes to {path}")
 
 
-_BOMS: tuple[tuple[bytes, str], ...] = (
-    (b"\xef\xbb\xbf", "utf-8"),
-    (b"\xff\xfe", "utf-16-le"),
-    (b"\xfe\xff", "utf-16-be"),
-)
-
-
-def _split_bom(data: bytes) -> tuple[bytes, bytes]:
-    """(the byte-order mark `data` starts with or b"", the rest)."""
-    for bom, _ in _BOMS:
-        if data.startswith(bom):
-            return bom, data[len(bom) :]
-    return b"", data
-
-
-def _codec(bom: bytes) -> str:
-    return next((codec for mark, codec in _BOMS if mark == bom), "utf-8")
-
-
-def _encode(text: str, bom: bytes) -> bytes:
-    return bom + text.encode(_codec(bom))
-
-
-def _decode(data: bytes) -> tuple[str, bytes]:
-    """A file's text (strict) and its byte-order mark."""
-    bom, body = _split_bom(data)
-    return body.decode(_codec(bom)), bom
-
-
-def _to_crlf(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\n", "\r\n")
-
-
-def _is_crlf(text: str) -> bool:
-    """Whether most of the file's line breaks are CRLF."""
-    crlf = text.count("\r\n")
-    return crlf > 0 and crlf * 2 >= text.count("\n")
-
-
-class EditTool:
+class EditTool(_FileTool):
     """Replace an exact string in a file."""
 
     name = "edit"
@@ -250,7 +255,7 @@ class EditTool:
 
     def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
         """Edits outside the sandbox need an escalation."""
-        return write_escalation(resolve_path(_path_arg(args), ctx.cwd), ctx.sandbox, ctx.cwd)
+        return write_escalation(self.target(args, ctx), ctx.sandbox, ctx.cwd)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the replacement, keeping the file's encoding and line endings.
@@ -258,20 +263,23 @@ class EditTool:
         A byte-order mark (UTF-8 or UTF-16) stays, and the file is re-encoded as it was.
         In a CRLF file, `old_string` matches with either line ending and `new_string` is
         written with CRLF; lines the edit does not touch keep theirs (a mixed file stays
-        mixed).
+        mixed). The file is replaced atomically, keeping its permission bits.
         """
-        path = resolve_path(_path_arg(args), ctx.cwd)
+        try:
+            path = self.target(args, ctx)
+        except Refused as exc:
+            return ToolResult.text(str(exc), is_error=True)
         old, new = _str_arg(args, "old_string"), _str_arg(args, "new_string")
         replace_all = args.get("replace_all") is True
         if not old:
             return ToolResult.text("old_string must not be empty", is_error=True)
         try:
-            text, bom = _decode(await asyncio.to_thread(path.read_bytes))
+            text, bom = decode_text(await asyncio.to_thread(read_regular, path))
         except (OSError, UnicodeDecodeError) as exc:
             return ToolResult.text(f"cannot read {path}: {exc}", is_error=True)
-        if _is_crlf(text):
-            new = _to_crlf(new)
-            crlf_old = _to_crlf(old)
+        if is_crlf(text):
+            new = to_crlf(new)
+            crlf_old = to_crlf(old)
             if crlf_old in text or old not in text:
                 old = crlf_old
         count = text.count(old)
@@ -284,7 +292,7 @@ class EditTool:
             )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         try:
-            await asyncio.to_thread(path.write_bytes, _encode(updated, bom))
+            await asyncio.to_thread(replace_file, path, encode_text(updated, bom))
         except OSError as exc:
             return ToolResult.text(f"cannot write {path}: {exc.strerror or exc}", is_error=True)
         return ToolResult.text(f"replaced {count if replace_all else 1} occurrence(s) in {path}")
@@ -371,9 +379,11 @@ async def _pump(stream: asyncio.StreamReader, sink: HeadTail) -> None:
         sink.feed(block)
 
 
-def builtin_tools() -> list[Tool]:
-    """The built-in tools, in the order the model sees them."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool()]
+def builtin_tools(home: Path | None = None) -> list[Tool]:
+    """The built-in tools, in the order the model sees them; the file tools refuse
+    everything under `home` (the agent's state directory)."""
+    homes = () if home is None else (home,)
+    return [ReadTool(homes), WriteTool(homes), EditTool(homes), BashTool()]
 
 
 __all__ = [
@@ -381,6 +391,7 @@ __all__ = [
     "EditTool",
     "HeadTail",
     "ReadTool",
+    "Refused",
     "WriteTool",
     "builtin_tools",
     "cap",

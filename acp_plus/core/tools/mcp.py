@@ -4,7 +4,11 @@ Each server gets one `McpConnection`, owned by a dedicated task: the SDK's clien
 anyio context whose enter and exit must happen in the same task, while tool calls come
 from the turn's task. Its tools appear to the model as `mcp__<server>__<tool>`, where
 `<server>` is the name `acp_plus.mcp_config` normalized (§1.4). A server that fails to
-start raises `McpStartError` (the contract's `failOnStartupError`).
+start raises `McpStartError` (the contract's `failOnStartupError`), and so does one that
+has not answered `initialize` and `tools/list` within the startup timeout (config
+`mcp_startup_timeout`): a server that never answers cannot hold `session/new` forever.
+Cancelling a start stops the server at once; the SDK then closes its stdin, waits its
+2 s grace and kills the server's process group.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0
+"""Seconds a server gets to answer `initialize` and list its tools (the config default)."""
 
 # Importing the SDK costs one to three seconds of CPU (its pydantic models); it is done
 # off the event loop so that other sessions keep being served meanwhile.
@@ -90,6 +95,7 @@ class McpConnection:
         self._tools: list[Any] = []
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._ready = False
 
     @property
     def name(self) -> str:
@@ -124,7 +130,11 @@ class McpConnection:
             await self.aclose()
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            detail = "timed out" if isinstance(exc, TimeoutError) else _describe(exc)
+            detail = (
+                f"no answer within {self._start_timeout:g} s (mcp_startup_timeout)"
+                if isinstance(exc, TimeoutError)
+                else _describe(exc)
+            )
             raise McpStartError(
                 f"MCP server {self.spec.source_name} failed to start: {detail}"
             ) from exc
@@ -143,11 +153,15 @@ class McpConnection:
                     if not cursor:
                         break
                 self._client, self._tools = client, tools
+                self._ready = True
                 ready.set_result(None)
                 await self._stop.wait()
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    ready.cancel()  # stopped while starting: `start` is already gone
+                else:
+                    ready.set_exception(exc)
             elif not isinstance(exc, asyncio.CancelledError):
                 log.warning("MCP server %s stopped: %s", self.name, _describe(exc))
         finally:
@@ -166,17 +180,25 @@ class McpConnection:
         return ToolResult(convert_content(list(result.content)), bool(result.is_error))
 
     async def aclose(self) -> None:
-        """Stop the session and the server process (idempotent)."""
+        """Stop the session and the server process (idempotent).
+
+        A running session is let go politely (the stop event ends its context, up to
+        5 s); one still starting is waiting on the server, which may never answer, so
+        its task is cancelled at once. Either way the SDK's shielded shutdown has ended
+        the server process when this returns.
+        """
         self._stop.set()
         task, self._task = self._task, None
         if task is None:
             return
-        try:
-            await asyncio.wait_for(asyncio.shield(task), 5.0)
-        except (TimeoutError, Exception):
+        if self._ready:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), 5.0)
+        if not task.done():
             task.cancel()
-            with contextlib.suppress(BaseException):
-                await task
+        # Never raises the task's own end; the SDK's shutdown inside it is shielded, so
+        # even if this wait is cancelled the server process is still stopped.
+        await asyncio.wait({task})
 
 
 def _describe(exc: BaseException) -> str:
@@ -218,9 +240,12 @@ class McpTool:
         return await self._conn.call(self._tool.name, args)
 
 
-async def start_servers(specs: list[McpServerSpec]) -> list[McpConnection]:
-    """Start every server; if one fails, stop the others and raise its `McpStartError`."""
-    connections = [McpConnection(spec) for spec in specs]
+async def start_servers(
+    specs: list[McpServerSpec], *, start_timeout: float = START_TIMEOUT
+) -> list[McpConnection]:
+    """Start every server, each within `start_timeout` seconds; if one fails, stop the
+    others and raise its `McpStartError`. Cancelled, it stops them all, then re-raises."""
+    connections = [McpConnection(spec, start_timeout) for spec in specs]
     results = await asyncio.gather(*(c.start() for c in connections), return_exceptions=True)
     failure = next((r for r in results if isinstance(r, BaseException)), None)
     if failure is not None:

@@ -6,7 +6,7 @@ supervisor is a child subreaper, so everything the command starts (double forks 
 when it is told to stop, or when the agent dies (it arms PR_SET_PDEATHSIG=SIGTERM first
 thing, then checks that its parent is still this process: no `preexec_fn`, which is not
 safe in a threaded process). acp-plus itself becomes a child subreaper too, so a tree whose
-supervisor was SIGKILLed reparents to acp-plus, and `kill_tree` walks /proc to kill
+supervisor was SIGKILLed reparents to acp-plus, and `kill_tree` walks /proc (`proctree`) to kill
 every descendant of a tool's process, not only its process group.
 
 `tool_env()` is the environment tools get: the agent's own credentials removed.
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import fnmatch
 import json
 import os
@@ -26,10 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from acp_plus.core.tools._reaper import PR_SET_CHILD_SUBREAPER, descendants
+from acp_plus.core.tools.proctree import PR_SET_CHILD_SUBREAPER, alive, descendants, prctl
 
 REAPER = Path(__file__).with_name("_reaper.py")
-LINUX = sys.platform.startswith("linux")
 
 SECRET_PATTERNS: tuple[str, ...] = (
     "*_API_KEY",
@@ -68,16 +66,6 @@ def tool_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in source.items() if not is_secret_name(k)}
 
 
-def _prctl(option: int, value: int) -> bool:
-    if not LINUX:
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 _subreaper = False
 
 
@@ -87,7 +75,7 @@ def become_subreaper() -> None:
     global _subreaper
     if not _subreaper:
         _subreaper = True
-        _prctl(PR_SET_CHILD_SUBREAPER, 1)
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 async def spawn_supervised(argv: list[str], cwd: Path) -> asyncio.subprocess.Process:
@@ -139,7 +127,7 @@ async def kill_tree(proc: asyncio.subprocess.Process, grace: float = 1.0) -> Non
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=grace)
     for _ in range(20):
-        left = [p for p in {*doomed, *descendants(proc.pid)} if _alive(p)]
+        left = [p for p in {*doomed, *descendants(proc.pid)} if alive(p)]
         if not left:
             break
         for pid in left:
@@ -155,21 +143,6 @@ async def kill_tree(proc: asyncio.subprocess.Process, grace: float = 1.0) -> Non
         with contextlib.suppress(Exception):
             await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=2.0)
     _reap_adopted(doomed)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except OSError:
-        if LINUX:
-            return False
-        try:
-            os.kill(pid, 0)
-        except OSError:
-            return False
-        return True
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return bool(fields) and fields[0] not in (b"Z", b"X")
 
 
 __all__ = [

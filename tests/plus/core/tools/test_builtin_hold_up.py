@@ -1,0 +1,210 @@
+"""Built-in tools that hold up: encodings and line endings survive edits, windows reach
+any part of a large file, bash returns when its shell exits, and no tool process
+outlives its call or the agent, nor sees the agent's credentials."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from plus_agent import WorldFactory, bash_world, processes_with, raw_agent, start_prompt, wait_for
+
+from acp_plus.core.sandbox import SandboxMode
+from acp_plus.core.tools.base import ToolContext
+from acp_plus.core.tools.builtin import (
+    OUTPUT_CAP,
+    READ_CAP,
+    BashTool,
+    EditTool,
+    ReadTool,
+    WriteTool,
+)
+from acp_plus.core.tools.procs import is_secret_name, protect_env, tool_env
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _ctx(cwd: Path, sandbox: SandboxMode = "danger-full-access") -> ToolContext:
+    return ToolContext("s", cwd, "c1", 1, sandbox)
+
+
+def _text(result: object) -> str:
+    return str(result.content[0]["text"])  # type: ignore[attr-defined]
+
+
+# -- 1. encodings and line endings ------------------------------------------------------
+
+
+async def test_edit_keeps_crlf_and_utf8_bom(tmp_path: Path) -> None:
+    f = tmp_path / "win.txt"
+    f.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
+    edited = await EditTool().run(
+        {"file_path": "win.txt", "old_string": "one\ntwo\n", "new_string": "1\n2\n2b\n"},
+        _ctx(tmp_path),
+    )
+    assert not edited.is_error, _text(edited)
+    assert f.read_bytes() == b"\xef\xbb\xbf1\r\n2\r\n2b\r\nthree\r\n"
+    # old_string given with CRLF matches too; a single-line edit touches nothing else
+    again = await EditTool().run(
+        {"file_path": "win.txt", "old_string": "2b\r\n", "new_string": "x\n"}, _ctx(tmp_path)
+    )
+    assert not again.is_error
+    assert f.read_bytes() == b"\xef\xbb\xbf1\r\n2\r\nx\r\nthree\r\n"
+
+
+async def test_edit_keeps_lf_mixed_and_utf16(tmp_path: Path) -> None:
+    lf = tmp_path / "lf.txt"
+    lf.write_bytes(b"a\nb\n")
+    await EditTool().run(
+        {"file_path": "lf.txt", "old_string": "a", "new_string": "A\nA"}, _ctx(tmp_path)
+    )
+    assert lf.read_bytes() == b"A\nA\nb\n"
+    u16 = tmp_path / "u16.txt"
+    u16.write_bytes("\ufeffhello\r\nworld\r\n".encode("utf-16-le"))
+    result = await EditTool().run(
+        {"file_path": "u16.txt", "old_string": "world", "new_string": "w\u00f6rld"}, _ctx(tmp_path)
+    )
+    assert not result.is_error, _text(result)
+    assert u16.read_bytes() == "\ufeffhello\r\nw\u00f6rld\r\n".encode("utf-16-le")
+
+
+async def test_write_replaces_content_as_given_but_keeps_a_bom(tmp_path: Path) -> None:
+    f = tmp_path / "bom.txt"
+    f.write_bytes(b"\xef\xbb\xbfold\r\n")
+    wrote = await WriteTool().run({"file_path": "bom.txt", "content": "new\n"}, _ctx(tmp_path))
+    assert not wrote.is_error
+    assert f.read_bytes() == b"\xef\xbb\xbfnew\n"  # BOM kept, line endings as given
+    assert _text(wrote) == f"wrote 7 bytes to {f}"
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"x\r\n")
+    await WriteTool().run({"file_path": "plain.txt", "content": "y\n"}, _ctx(tmp_path))
+    assert plain.read_bytes() == b"y\n"
+
+
+# -- 2. read windows --------------------------------------------------------------------
+
+
+async def test_read_window_reaches_past_the_size_cap(tmp_path: Path) -> None:
+    big = tmp_path / "big.txt"
+    lines = [f"line {i:07d} " + "x" * 50 + "\n" for i in range(20_000)]
+    big.write_text("".join(lines))
+    assert big.stat().st_size > 4 * READ_CAP
+    tail = await ReadTool().run(
+        {"file_path": "big.txt", "offset": 19_990, "limit": 3}, _ctx(tmp_path)
+    )
+    assert _text(tail) == "".join(lines[19_990:19_993])
+    rest = await ReadTool().run({"file_path": "big.txt", "offset": 19_998}, _ctx(tmp_path))
+    assert _text(rest) == "".join(lines[19_998:])
+    head = await ReadTool().run({"file_path": "big.txt"}, _ctx(tmp_path))
+    assert _text(head).endswith(f"\n[file truncated: {big.stat().st_size - READ_CAP} more bytes]")
+    wide = await ReadTool().run({"file_path": "big.txt", "offset": 10}, _ctx(tmp_path))
+    assert _text(wide).startswith(lines[10]) and "[window truncated: " in _text(wide)
+
+
+# -- 3. bash results --------------------------------------------------------------------
+
+
+async def test_bash_returns_when_its_shell_exits_despite_a_background_child(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    result = await BashTool().run({"command": "sleep 100 & echo started"}, _ctx(tmp_path))
+    assert time.monotonic() - started < 5
+    assert _text(result) == (
+        "started\n[output from background processes was not waited for]\n[exit code: 0]"
+    )
+    assert not result.is_error
+
+
+async def test_bash_ends_with_the_exit_code_and_keeps_head_and_tail(tmp_path: Path) -> None:
+    ok = await BashTool().run({"command": "pwd; echo hi >&2"}, _ctx(tmp_path))
+    assert _text(ok) == f"{tmp_path}\nhi\n[exit code: 0]"
+    failed = await BashTool().run({"command": "printf no-newline; exit 3"}, _ctx(tmp_path))
+    assert failed.is_error and _text(failed) == "no-newline\n[exit code: 3]"
+    size = OUTPUT_CAP * 3
+    big = await BashTool().run(
+        {"command": f"echo HEAD; head -c {size} /dev/zero | tr '\\0' a; echo; echo TAIL"},
+        _ctx(tmp_path),
+    )
+    text = _text(big)
+    assert text.startswith("HEAD\n") and text.endswith("\nTAIL\n[exit code: 0]")
+    omitted = size + len("HEAD\n\nTAIL\n") - OUTPUT_CAP
+    assert f"\n... [{omitted} bytes omitted] ...\n" in text
+    assert len(text) < OUTPUT_CAP + 200
+
+
+# -- 4. no process outlives its tool or the agent ---------------------------------------
+
+
+async def test_finished_bash_leaves_no_descendant_even_after_setsid(tmp_path: Path) -> None:
+    marker = "301.11"
+    result = await BashTool().run(
+        {"command": f"setsid sleep {marker} & (sleep {marker} &) ; echo done"}, _ctx(tmp_path)
+    )
+    assert _text(result).startswith("done\n")
+    await wait_for(lambda: not processes_with(marker), timeout=2.0)
+
+
+async def test_cancelled_bash_leaves_no_descendant_even_after_setsid(tmp_path: Path) -> None:
+    marker = "301.13"
+    task = asyncio.create_task(
+        BashTool().run({"command": f"setsid sleep {marker} & sleep {marker}"}, _ctx(tmp_path))
+    )
+    await wait_for(lambda: len(processes_with(marker)) >= 2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await wait_for(lambda: not processes_with(marker), timeout=2.0)
+
+
+async def test_timed_out_bash_leaves_no_descendant(tmp_path: Path) -> None:
+    marker = "301.17"
+    result = await BashTool().run(
+        {"command": f"setsid sleep {marker} & sleep {marker}", "timeout": 1}, _ctx(tmp_path)
+    )
+    assert result.is_error and "timed out after 1s" in _text(result)
+    await wait_for(lambda: not processes_with(marker), timeout=2.0)
+
+
+async def test_sigkilled_agent_leaves_no_tool_process(world: WorldFactory) -> None:
+    marker = "300.19"
+    w = bash_world(world, f"setsid sleep {marker} & sleep {marker}")
+    async with raw_agent(w) as agent:
+        await start_prompt(agent, w)
+        await wait_for(lambda: len(processes_with(marker)) >= 2)
+        agent.process.send_signal(signal.SIGKILL)
+        await asyncio.wait_for(agent.process.wait(), 5)
+    await wait_for(
+        lambda: not processes_with(marker), timeout=10.0
+    )  # a bound under load, not a speed goal
+
+
+# -- 5. credentials stay with the agent -------------------------------------------------
+
+
+def test_secret_names() -> None:
+    for name in ("DEEPSEEK_API_KEY", "GITHUB_TOKEN", "AWS_SECRET", "AWS_SECRET_ACCESS_KEY"):
+        assert is_secret_name(name), name
+    for name in ("PGPASSWORD", "db_password_file", "LOCAL_LLM_KEY", "api_key"):
+        assert is_secret_name(name), name
+    for name in ("PATH", "HOME", "LANG", "KEYBOARD", "TOKENIZERS_PARALLELISM"):
+        assert not is_secret_name(name), name
+    protect_env("ODDLY_NAMED_PROVIDER_CRED")
+    assert tool_env({"ODDLY_NAMED_PROVIDER_CRED": "x", "PATH": "/bin"}) == {"PATH": "/bin"}
+
+
+async def test_bash_env_cannot_print_the_users_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-very-secret-1")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-very-secret-2")
+    monkeypatch.setenv("MYSQL_PASSWORD", "pw-very-secret-3")
+    monkeypatch.setenv("HARMLESS_SETTING", "visible-4")
+    result = await BashTool().run({"command": "env"}, _ctx(tmp_path))
+    text = _text(result)
+    assert "very-secret" not in text
+    assert "HARMLESS_SETTING=visible-4" in text
