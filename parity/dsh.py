@@ -54,6 +54,22 @@ context window (1024 tokens by default) native's own prompt would trigger an uns
 compaction call that eats the next script entry; native's own parity harness mounts no
 compaction either (contract §7.1)."""
 
+TOOL_ROW_PREFIXES = (
+    "@deepseek-ai/dsh-tool-",
+    "@deepseek-ai/dsh-bash-",
+    "@deepseek-ai/dsh-subagent",
+    "@deepseek-ai/dsh-workflow-",
+    "@deepseek-ai/dsh-hooks-",
+)
+"""Rows disabled when a scenario calls no built-in tool: every model-facing tool of the
+shipped composition (bash, the fs tools, subagents, workflow, ralph, todo) and the
+hook rows that need the bash shell. With them off, native shows the model the same
+tools acp-plus does in such a run: only the scenario's fixture tools (docs/native.md,
+"The model's view")."""
+
+TOOLS_OFF_CONFIG = {"toolJobs": False, "goals": False, "skills": {"enabled": False}}
+"""The ACP app row's own tool switches (job control, goals, skills), off with the rows."""
+
 COMPOSITION_FILE = "dsh-composition.yml"
 PATCH_FILE = "dsh-patch.yml"
 SESSIONS_DIR = "dsh-sessions"
@@ -240,10 +256,12 @@ def checkout_composition(
     model: str,
     sessions: Path,
     plugin: Path = PLUGIN,
+    builtin_tools: bool = True,
 ) -> list[dict[str, Any]]:
     """The composition one checkout run boots: the shipped one included, with its model
     and compaction rows disabled (`OFF_ROW_PREFIXES`), its ACP app row re-pointed, and
-    our plugin inserted.
+    our plugin inserted. Without `builtin_tools`, the tool rows are off too
+    (`TOOL_ROW_PREFIXES`, `TOOLS_OFF_CONFIG`).
 
     A config patch replaces a row's whole config, so the ACP row's shipped config is
     restated with only the route and persistence keys changed (the persona and
@@ -254,14 +272,17 @@ def checkout_composition(
     acp = [row for row in base_rows if row.get("name") in ACP_ROWS]
     if not acp:
         raise DshNotFound(f"{base_path} has no ACP row ({' or '.join(ACP_ROWS)})")
+    off = OFF_ROW_PREFIXES if builtin_tools else OFF_ROW_PREFIXES + TOOL_ROW_PREFIXES
     for row in base_rows:
         name = str(row.get("name", ""))
-        if name.startswith(OFF_ROW_PREFIXES) and not row.get("disabled"):
+        if name.startswith(off) and not row.get("disabled"):
             patches.append({"id": row["id"], "name": name, "disabled": True})
     for row in acp:
         config = dict(row.get("config") or {}) | {"provider": provider, "model": model}
         if row["name"] == ACP_ROWS[0]:
             config |= {"persistenceRoot": str(sessions), "persistenceCompression": "none"}
+            if not builtin_tools:
+                config |= TOOLS_OFF_CONFIG
         patches.append({"id": row["id"], "name": row["name"], "config": config})
     patches.append({"insert": [{"id": "parity-stream", "name": str(plugin)}]})
     return [
@@ -325,8 +346,10 @@ def launch(
     home: Path,
     catalog: Mapping[str, Any],
     env: Mapping[str, str],
+    builtin_tools: bool = True,
 ) -> DshLaunch:
-    """The launch of one native run (reads the checkout's shipped composition)."""
+    """The launch of one native run (reads the checkout's shipped composition).
+    `builtin_tools` False shows the model only the scenario's fixture tools."""
     provider, model = route(catalog)
     sessions = home / SESSIONS_DIR
     run_env = {
@@ -351,7 +374,12 @@ def launch(
     base_path = root / CHECKOUT_COMPOSITION
     rows = load_composition(base_path.read_text(encoding="utf-8"))
     composition = checkout_composition(
-        rows, base_path, provider=provider, model=model, sessions=sessions
+        rows,
+        base_path,
+        provider=provider,
+        model=model,
+        sessions=sessions,
+        builtin_tools=builtin_tools,
     )
     assert install.node is not None
     argv = (

@@ -108,7 +108,11 @@ def script_for(scenario: Scenario, target: str) -> list[LlmEntry]:
 
 
 def make_launcher(
-    spec: TargetSpec, repo: Path, llm_base: str, catalog: Mapping[str, Any] | None = None
+    spec: TargetSpec,
+    repo: Path,
+    llm_base: str,
+    catalog: Mapping[str, Any] | None = None,
+    builtin_tools: bool = True,
 ) -> Callable[[RunPaths], Launch]:
     """The driver's `make_launch`: render the target for the run's own directories."""
 
@@ -120,6 +124,7 @@ def make_launcher(
             workdir=paths.workdir,
             home=paths.home,
             catalog=catalog,
+            builtin_tools=builtin_tools,
         )
         return Launch(
             argv=list(rendered.argv),
@@ -202,7 +207,13 @@ class Runner:
             run_id, llm=script_for(scenario, target), tools=scenario.tools, catalog=scenario.catalog
         )
         try:
-            launcher = make_launcher(spec, self.config.root, run.base_url, scenario.catalog)
+            launcher = make_launcher(
+                spec,
+                self.config.root,
+                run.base_url,
+                scenario.catalog,
+                builtin_tools=scenario.calls_builtin_tools,
+            )
             transcript: Transcript = asyncio.run(
                 run_scenario(
                     scenario,

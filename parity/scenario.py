@@ -170,6 +170,17 @@ class Scenario:
     warnings: list[ScenarioError] = field(default_factory=list)
     """Findings that do not make the file invalid (see docs/scenarios.md)."""
 
+    @property
+    def calls_builtin_tools(self) -> bool:
+        """Whether the script calls an agent's own tool (`builtin: true`). Only then do
+        DSH-family targets show the model their built-in tools; otherwise both sides
+        offer just the fixture tools, so their model views compare (docs/native.md)."""
+        return any(
+            isinstance(call, dict) and call.get("builtin") is True
+            for entry in self.llm
+            for call in entry.params.get("tool_calls") or []
+        )
+
 
 # ---------------------------------------------------------------------------------------
 # Public API

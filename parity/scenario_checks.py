@@ -157,12 +157,17 @@ def _check_expect_problems(
                     f"target {target!r} is not in this scenario's targets",
                     hint,
                 )
+        names = named if isinstance(named, list) else []
         key = (
             entry.get("kind"),
             entry.get("match"),
-            tuple(named) if isinstance(named, list) else None,
+            tuple(names) if all(isinstance(t, str) for t in names) else None,
         )
-        if all(isinstance(k, str | tuple | type(None)) for k in key) and key in seen:
+        # Only well-formed entries take part; a malformed one is reported elsewhere and
+        # may hold lists or mappings, which cannot be compared as keys.
+        if not all(isinstance(k, str | tuple | type(None)) for k in key):
+            continue
+        if key in seen:
             sink.add(
                 ("expect_problems", i),
                 f"the same problem is already expected at line {seen[key]}",

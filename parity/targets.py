@@ -35,7 +35,7 @@ short wait: some (codex-acp) ignore EOF, and every run would otherwise idle for 
 driver's full EOF stage before SIGTERM; semantic views do not record how a process ended."""
 LAUNCHERS = ("dsh",)
 """Targets resolved by code instead of a fixed command (`launcher = "dsh"`: parity/dsh.py)."""
-PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home")
+PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home", "builtin_tools")
 """Names replaced in templates; any other `{...}` is literal (JSON/TOML need no escaping)."""
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -125,8 +125,13 @@ def plan(
     workdir: Path,
     home: Path,
     catalog: Mapping[str, Any] | None = None,
+    builtin_tools: bool = True,
 ) -> LaunchPlan:
     """Render `spec` for one run.
+
+    `builtin_tools` says whether the scenario calls an agent's own tools; a DSH-family
+    target shows the model only the fixture tools when it does not (the
+    `{builtin_tools}` placeholder, `true`/`false`; native's composition).
 
     `env` holds only the target's own variables: the driver builds the rest of the
     agent's environment (scrubbed of credentials, private HOME, XDG dirs and TMPDIR).
@@ -136,6 +141,7 @@ def plan(
         "llm_base": llm_base.rstrip("/"),
         "workdir": str(workdir),
         "home": str(home),
+        "builtin_tools": "true" if builtin_tools else "false",
     }
     env = {k: render(v, values) for k, v in spec.env.items()}
     if spec.launcher == "dsh":
@@ -146,6 +152,7 @@ def plan(
             home=home,
             catalog=DEFAULT_CATALOG if catalog is None else catalog,
             env=env,
+            builtin_tools=builtin_tools,
         )
         return LaunchPlan(
             argv=kit.argv,

@@ -215,6 +215,52 @@ def test_checkout_composition_disables_model_and_compaction_rows(tmp_path: Path)
     assert "lookalike" not in touched
 
 
+def test_without_builtin_tools_every_tool_row_is_off(tmp_path: Path) -> None:
+    """A scenario that calls no built-in tool: native's model sees only the fixture tools
+    (docs/native.md, "The model's view"), so its tool rows and the app's own tool
+    switches are off; with built-in tools the composition keeps them as shipped."""
+    base = [
+        {"id": "bash", "name": "@deepseek-ai/dsh-bash-sandbox"},
+        {"id": "tool-fs", "name": "@deepseek-ai/dsh-tool-fs"},
+        {"id": "tool-subagent", "name": "@deepseek-ai/dsh-tool-subagent"},
+        {"id": "subagent", "name": "@deepseek-ai/dsh-subagent"},
+        {"id": "workflow", "name": "@deepseek-ai/dsh-workflow-worker-thread"},
+        {"id": "hooks", "name": "@deepseek-ai/dsh-hooks-codex"},
+        {"id": "sandbox", "name": "@deepseek-ai/dsh-sandbox-local"},
+        {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {"persona": "p"}},
+    ]
+
+    def compose(builtin_tools: bool) -> list[dict[str, Any]]:
+        return _patches(
+            dsh.checkout_composition(
+                base,
+                tmp_path / "c.yml",
+                provider="p",
+                model="m",
+                sessions=tmp_path / "s",
+                builtin_tools=builtin_tools,
+            )
+        )
+
+    off = compose(False)
+    assert sorted(p["id"] for p in off if p.get("disabled")) == [
+        "bash",
+        "hooks",
+        "subagent",
+        "tool-fs",
+        "tool-subagent",
+        "workflow",
+    ]
+    (app,) = [p for p in off if p.get("id") == "app"]
+    assert app["config"]["toolJobs"] is False and app["config"]["goals"] is False
+    assert app["config"]["skills"] == {"enabled": False}
+    assert app["config"]["persona"] == "p"
+    on = compose(True)
+    assert [p for p in on if p.get("disabled")] == []
+    (app,) = [p for p in on if p.get("id") == "app"]
+    assert not {"toolJobs", "goals", "skills"} & set(app["config"])
+
+
 def test_checkout_composition_keeps_already_disabled_rows_off(tmp_path: Path) -> None:
     base = [
         {"id": "llm", "name": "@deepseek-ai/dsh-llm-x", "disabled": True},

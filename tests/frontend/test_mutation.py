@@ -81,7 +81,7 @@ MUTATIONS = [
         id="tool-call-kind",
     ),
     pytest.param(
-        "codec.py",
+        "settlement.py",
         '"completed": "end_turn",',
         '"completed": "max_tokens",',
         "[stop reason] steps[2].result.stopReason",

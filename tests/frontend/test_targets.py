@@ -74,8 +74,28 @@ def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
         "provider": "mock",
         "model": "mock",
         "session_list_page_size": 2,
+        "builtin_tools": True,
+        "profile": "native",
         "providers": {"parity": {"api": "parity-stream", "base_url": "http://127.0.0.1:9/runs/r1"}},
     }
+
+
+def test_builtin_tools_placeholder_follows_the_scenario(tmp_path: Path) -> None:
+    """A scenario that calls no built-in tool runs acp-plus without them, so its model
+    sees only the fixture tools, like native's in the same run (docs/native.md)."""
+    config = t.load_config(tmp_path)
+    for flag, rendered in ((True, True), (False, False)):
+        launch = t.plan(
+            config.targets["plus-full"],
+            repo=tmp_path,
+            llm_base="http://127.0.0.1:9/runs/r1",
+            workdir=tmp_path / "w",
+            home=tmp_path / "h",
+            builtin_tools=flag,
+        )
+        cfg = tomllib.loads(launch.files["acp-plus.toml"])
+        assert cfg["builtin_tools"] is rendered
+        assert cfg["profile"] == "plus"
 
 
 def test_json_templates_keep_their_braces(tmp_path: Path) -> None:

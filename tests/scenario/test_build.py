@@ -194,3 +194,25 @@ def test_reference_doc_mentions_every_key_of_the_schema() -> None:
     keys |= set(defs["llmEntry"]["properties"]["match"]["properties"])
     missing = sorted(k for k in keys if f"`{k}" not in doc and f"{k}:" not in doc)
     assert missing == []
+
+
+def test_a_scenario_calls_builtin_tools_only_when_its_script_says_so(tmp_path: Path) -> None:
+    """`calls_builtin_tools` decides whether DSH-family targets show the model their own
+    tools in the run (docs/native.md, "The model's view")."""
+    base = "description: d\nsteps:\n  - initialize:\n"
+    plain = write(tmp_path, "scenarios/g/plain.yaml", base + "llm:\n  - text: hi\n")
+    fixture = write(
+        tmp_path,
+        "scenarios/g/fixture.yaml",
+        base + "tools:\n  - {name: echo, result: ok}\n"
+        "llm:\n  - tool_calls: [{id: c1, name: echo, arguments: {}}]\n",
+    )
+    own = write(
+        tmp_path,
+        "scenarios/g/own.yaml",
+        base + "llm:\n  - text: first\n"
+        "  - tool_calls: [{id: c1, name: read, builtin: true, arguments: {file_path: a}}]\n",
+    )
+    assert not load_scenario(plain, tmp_path).calls_builtin_tools
+    assert not load_scenario(fixture, tmp_path).calls_builtin_tools
+    assert load_scenario(own, tmp_path).calls_builtin_tools
