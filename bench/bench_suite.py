@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parity.diff import compare
-from parity.runner import Runner, normalized, profile_of
-from parity.scenario import Scenario, discover, load_scenario
+from parity.runner import Runner, normalized
+from parity.scenario.load import discover, load_scenario
+from parity.scenario.model import Scenario
 from parity.snapshot import dump_view, snapshot_path
 from parity.targets import load_config
 
@@ -101,7 +102,7 @@ def split(root: Path) -> Split:
     config = load_config(root)
     out = Split()
     started = time.perf_counter()
-    scenarios: list[Scenario] = [load_scenario(p, root) for p in discover(root)]
+    scenarios: list[Scenario] = [load_scenario(p, root) for p in discover(root / "scenarios")]
     with Runner(config) as runner:
         for scenario in scenarios:
             views = {}
@@ -132,7 +133,7 @@ def split(root: Path) -> Split:
                     compare(
                         views[reference],
                         views[other],
-                        profile=profile_of(scenario),
+                        profile=scenario.profile,
                         diverge=scenario.diverge,
                         ref_name=reference,
                         other_name=other,

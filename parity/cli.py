@@ -37,7 +37,8 @@ def _scenario_path(config: targets.Config, name: str) -> Path:
 
 
 def _load(config: targets.Config, name: str) -> Any:
-    from parity.scenario import ScenarioInvalid, load_scenario
+    from parity.scenario.errors import ScenarioInvalid
+    from parity.scenario.load import load_scenario
 
     try:
         return load_scenario(_scenario_path(config, name), config.scenarios_dir)
@@ -103,7 +104,7 @@ def cmd_targets(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from parity.scenario import validate_main
+    from parity.scenario.validate import validate_main
 
     return validate_main(list(args.paths))
 
@@ -180,7 +181,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from parity.diff import compare
-    from parity.runner import profile_of
 
     config = _config(args)
     scenario = _load(config, args.scenario)
@@ -191,7 +191,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     result = compare(
         va,
         vb,
-        profile=profile_of(scenario),
+        profile=scenario.profile,
         diverge=scenario.diverge,
         ref_name=names[0],
         other_name=names[1],

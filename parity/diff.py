@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 from deepdiff import DeepDiff
 
-from parity.scenario import Rule
-from parity.selectors import Path, format_path, select
+from parity.scenario.model import Rule
+from parity.scenario.selectors import Path, format_path, select
 from parity.semantic import merge_chunks
 
 STOP_REASON = "stop reason"

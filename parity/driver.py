@@ -43,7 +43,7 @@ from parity.client_answers import pick_answer as pick_answer
 from parity.connection import EXIT_DRAIN as EXIT_DRAIN
 from parity.connection import AgentGone, Connection, StdinBlocked, id_key
 from parity.process import Ladder, agent_env, spawn
-from parity.scenario import Scenario, Step
+from parity.scenario.model import Scenario, Step
 from parity.steps import CLIENT_INFO as CLIENT_INFO
 from parity.steps import PROTOCOL_VERSION as PROTOCOL_VERSION
 from parity.steps import (

@@ -31,16 +31,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from parity.scenario import Rule, Scenario
-from parity.selectors import FILTER_KEYS as FILTER_KEYS
-from parity.selectors import MASKED as MASKED
-from parity.selectors import Path as Path
-from parity.selectors import apply_masks as apply_masks
-from parity.selectors import format_path as format_path
-from parity.selectors import get_path as get_path
-from parity.selectors import parse_selector as parse_selector
-from parity.selectors import select as select
-from parity.selectors import unmatched_masks as unmatched_masks
+from parity.scenario.model import Rule, Scenario
 from parity.semantic import CHUNK_KINDS as CHUNK_KINDS
 from parity.semantic import link_tool_calls
 from parity.semantic import merge_chunks as merge_chunks
@@ -58,6 +49,7 @@ from parity.tokens import date_spellings as date_spellings
 from parity.tokens import hashable as _hashable
 from parity.tokens import run_dates as run_dates
 from parity.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
+from parity.view.masks import apply_masks
 
 PROFILES = ("exact", "semantic")
 

@@ -50,7 +50,9 @@ from _pytest._io import TerminalWriter
 from parity import matrix, results, targets
 from parity import report as rpt
 from parity.report import Outcome
-from parity.scenario import Scenario, ScenarioInvalid, load_scenario
+from parity.scenario.errors import ScenarioInvalid
+from parity.scenario.load import load_scenario
+from parity.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from parity.diff import ParityReport
@@ -711,12 +713,11 @@ class ParityItem(ScenarioItem):
         ref_view, ref_transcript, ref_note = self._view(self.reference)
         view, transcript, note = self._view(self.target)
         from parity.diff import compare
-        from parity.runner import profile_of
 
         result = compare(
             ref_view,
             view,
-            profile=profile_of(self.scenario),
+            profile=self.scenario.profile,
             diverge=self.scenario.diverge,
             ref_name=self.reference,
             other_name=self.target,
@@ -740,7 +741,7 @@ class ParityItem(ScenarioItem):
         }
         headline = (
             f"{self.scenario.name}: {self.target} differs from {self.reference} "
-            f"({profile_of(self.scenario)} profile)" + (f" [{notes}]" if notes else "")
+            f"({self.scenario.profile} profile)" + (f" [{notes}]" if notes else "")
         )
         raise ScenarioFailure(rpt.failure_text(headline, result.render(), transcripts))
 
@@ -748,13 +749,12 @@ class ParityItem(ScenarioItem):
 def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> ParityReport:
     """The categorized diff of two serialized views (the diff module's report)."""
     from parity.diff import compare
-    from parity.runner import profile_of
     from parity.snapshot import load_view
 
     result = compare(
         load_view(old),
         load_view(new),
-        profile=profile_of(scenario),
+        profile=scenario.profile,
         diverge=[],
         ref_name=names[0],
         other_name=names[1],

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.scenario import ExpectedProblem, LlmEntry, Scenario
+from parity.scenario.model import ExpectedProblem, Scenario
 from parity.transcript import Transcript
 
 KINDS: dict[str, str] = {
@@ -434,19 +434,10 @@ def _approval_problems(scenario: Scenario, t: Mapping[str, Any], steps: _Steps) 
     return out
 
 
-def _script(scenario: Scenario, target: str) -> list[LlmEntry]:
-    """The entries the fake served this target, in the order its `entry` indexes count."""
-    try:
-        from parity.runner import script_for  # the runner decides which entries a run gets
-    except ImportError:  # pragma: no cover - an older runner serves every entry
-        return list(scenario.llm)
-    return list(script_for(scenario, target))
-
-
 def _unused_entries(scenario: Scenario, t: Mapping[str, Any]) -> list[Problem]:
     if not scenario.llm:
         return []
-    script = _script(scenario, str(t.get("target", "")))
+    script = scenario.script_for(str(t.get("target", "")))
     used = {
         r.get("entry")
         for r in t.get("model_requests") or []

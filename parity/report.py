@@ -244,7 +244,7 @@ def differing_paths(a: Any, b: Any, path: PathT = ()) -> list[PathT]:
 def mask_proposal(paths: Sequence[PathT], target: str, runs: int) -> str:
     """A `masks:` block (scenario YAML) covering `paths`, to review before pasting."""
     # Imported here: the pytest plugin imports this module for every test run.
-    from parity.normalize import format_path
+    from parity.scenario.selectors import format_path
 
     if not paths:
         return f"# {target}: no field differed across {runs} runs; no mask needed"

@@ -33,7 +33,7 @@ from parity.report import Outcome
 
 if TYPE_CHECKING:
     from parity.diff import Difference, ParityReport
-    from parity.scenario import Rule, Scenario
+    from parity.scenario.model import Rule, Scenario
 
 FORMAT = "acp-parity-results/1"
 LIMIT = 200
@@ -67,8 +67,7 @@ def scenario_record(scenario: Scenario, targets: Sequence[str], root: Path) -> d
         "targets": list(targets),
         "reference": scenario.targets[0] if scenario.targets else "",
         "compare": scenario.compare,
-        # As `parity.runner.profile_of` (not imported: it pulls in the driver).
-        "profile": "exact" if scenario.compare == "none" else scenario.compare,
+        "profile": scenario.profile,
         "diverge": [rule_record(r) for r in scenario.diverge],
         "masks": [rule_record(r) for r in scenario.masks],
     }

@@ -33,7 +33,7 @@ from parity import targets
 
 if TYPE_CHECKING:
     from parity.runner import Runner
-    from parity.scenario import Scenario
+    from parity.scenario.model import Scenario
 
 Mode = Literal["ask", "accept-all", "reject-all"]
 Decision = Literal["accept", "reject", "skip", "quit"]
@@ -143,7 +143,8 @@ def collect(
 ) -> tuple[list[Pending], list[str]]:
     """Run every selected target that can run; `(pending items, notes)`, where the notes
     say what was not reviewed and why (an invalid file, a target that cannot run here)."""
-    from parity.scenario import ScenarioInvalid, load_scenario
+    from parity.scenario.errors import ScenarioInvalid
+    from parity.scenario.load import load_scenario
     from parity.snapshot import dump_view, snapshot_path
 
     pending: list[Pending] = []
@@ -206,7 +207,6 @@ def _trim(lines: list[str], limit: int, what: str) -> list[str]:
 def describe(item: Pending, index: int, total: int) -> str:
     """One review item: header, what changed, and the run's problems and findings."""
     from parity.diff import compare
-    from parity.runner import profile_of
     from parity.snapshot import load_view
 
     lines = [f"[{index}/{total}] {item.scenario.name} :: {item.target} ({item.kind})"]
@@ -224,7 +224,7 @@ def describe(item: Pending, index: int, total: int) -> str:
             report = compare(
                 old,
                 item.view,
-                profile=profile_of(item.scenario),
+                profile=item.scenario.profile,
                 diverge=[],
                 ref_name="recorded",
                 other_name=item.target,

@@ -32,7 +32,7 @@ from parity.driver import Launch, RunPaths, run_scenario
 from parity.fakellm import FakeLLMThread
 from parity.normalize import scripted_tool_call_ids, view
 from parity.process import Ladder
-from parity.scenario import LlmEntry, Scenario
+from parity.scenario.model import Scenario
 from parity.snapshot import read_view
 from parity.targets import Config, TargetSpec, availability, plan, run_setup
 from parity.transcript import Transcript
@@ -52,19 +52,13 @@ class RunResult:
     """Conformance findings of the run, rendered (`str(Finding)`), in frame order."""
 
 
-def profile_of(scenario: Scenario) -> str:
-    """The normalization profile of a scenario's views (`compare: none` still snapshots
-    each target, in the exact profile)."""
-    return "exact" if scenario.compare == "none" else scenario.compare
-
-
 def normalized(scenario: Scenario, transcript: Transcript) -> Any:
     """The view a snapshot holds for this run (masks for other targets are ignored by
     `view` itself). A JSON round trip makes it the same plain data whether it was just
     computed or read back from the session cache."""
     data = view(
         transcript,
-        profile_of(scenario),
+        scenario.profile,
         scenario.masks,
         scripted_ids=scripted_tool_call_ids(scenario),
     )
@@ -92,19 +86,6 @@ def conformance_findings(transcript: Transcript) -> list[str]:
         return [str(f) for f in findings(transcript, client_capabilities(transcript))]
     except SchemaError as exc:
         return [f"[unchecked] conformance not checked: {exc}"]
-
-
-def script_for(scenario: Scenario, target: str) -> list[LlmEntry]:
-    """The scenario's `llm` entries that serve `target`: an entry whose `match.targets`
-    names other targets only is left out of this run's script (one scenario can serve
-    agents that, say, ask for a session title and agents that do not)."""
-    out = []
-    for entry in scenario.llm:
-        match = entry.params.get("match")
-        scoped = match.get("targets") if isinstance(match, Mapping) else None
-        if scoped is None or target in scoped:
-            out.append(entry)
-    return out
 
 
 def make_launcher(
@@ -199,7 +180,7 @@ class Runner:
         fake = self._fakellm()
         run_id = f"p{os.getpid()}r{next(self._ids)}"
         run = fake.open_run(
-            run_id, llm=script_for(scenario, target), tools=scenario.tools, catalog=scenario.catalog
+            run_id, llm=scenario.script_for(target), tools=scenario.tools, catalog=scenario.catalog
         )
         try:
             launcher = make_launcher(spec, self.config.root, run.base_url, scenario.catalog)

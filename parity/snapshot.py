@@ -17,7 +17,7 @@ from syrupy.data import SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
-from parity.scenario import scenario_name
+from parity.scenario.load import scenario_name
 
 SUFFIX = ".yaml"
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parity.scenario import Step
+from parity.scenario.model import Step
 
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "acp-parity", "version": "0.1.0"}

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from parity import dsh
-from parity.scenario import DEFAULT_CATALOG
+from parity.scenario.model import DEFAULT_CATALOG
 
 FAMILIES = ("dsh", "peer")
 DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages", "gemini")

@@ -13,7 +13,7 @@ from parity.acp_schema import fetch, load_schema
 from parity.conformance import SchemaIndex, findings
 from parity.driver import Launch, RunPaths, run_scenario
 from parity.process import Ladder
-from parity.scenario import Scenario, Step, Where
+from parity.scenario.model import Scenario, Step, Where
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 

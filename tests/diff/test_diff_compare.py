@@ -20,7 +20,7 @@ from parity.diff import (
     ParityReport,
     compare,
 )
-from parity.scenario import Rule
+from parity.scenario.model import Rule
 
 
 def msg(text: str, mid: str = "<message:2>", kind: str = "agent_message_chunk") -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from parity.driver import Launch, LlmRun, RunPaths, run_scenario
 from parity.process import Ladder, group_members
-from parity.scenario import Scenario, Step, Tool, Where
+from parity.scenario.model import Scenario, Step, Tool, Where
 from parity.transcript import Frame, Transcript
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

@@ -19,7 +19,7 @@ import pytest
 from parity.driver import Launch, RunPaths, run_scenario
 from parity.fakellm import FakeLLM
 from parity.process import Ladder
-from parity.scenario import DEFAULT_CATALOG
+from parity.scenario.model import DEFAULT_CATALOG
 from parity.transcript import Transcript
 
 from .helpers import assert_all_gone, chunks, messages, scenario, st

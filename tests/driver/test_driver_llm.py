@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from parity.fakellm import FakeLLM, Run
-from parity.scenario import DEFAULT_CATALOG
+from parity.scenario.model import DEFAULT_CATALOG
 
 from .helpers import BASIC, chunks, echo_tool, run, st
 

@@ -318,7 +318,7 @@ def test_route_first_provider_with_a_model() -> None:
 
 
 def test_route_default_catalog() -> None:
-    from parity.scenario import DEFAULT_CATALOG
+    from parity.scenario.model import DEFAULT_CATALOG
 
     assert dsh.route(DEFAULT_CATALOG) == ("mock", "mock")
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from parity.fakellm import FakeLLM, Run
-from parity.scenario import DEFAULT_CATALOG, Tool
+from parity.scenario.model import DEFAULT_CATALOG, Tool
 
 
 @pytest.fixture

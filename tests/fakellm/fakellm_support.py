@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from parity.fakellm import Run
-from parity.scenario import Tool
+from parity.scenario.model import Tool
 
 OpenRun = Callable[..., Run]
 """The `open_run` fixture: `open_run(llm, tools=None) -> Run`."""

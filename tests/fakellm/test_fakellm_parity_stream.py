@@ -13,7 +13,7 @@ import pytest
 from fakellm_support import OpenRun, aborted, tool, wait_for
 
 from parity.fakellm import FakeLLM
-from parity.scenario import DEFAULT_CATALOG
+from parity.scenario.model import DEFAULT_CATALOG
 
 REQUEST: dict[str, Any] = {
     "provider": "mock",

@@ -18,7 +18,7 @@ from fakellm_support import tool
 
 from parity.fakellm import FakeLLMThread
 from parity.fakellm.serve import serve_scenario
-from parity.scenario import DEFAULT_CATALOG, LlmEntry, Scenario, Where
+from parity.scenario.model import DEFAULT_CATALOG, LlmEntry, Scenario, Where
 from parity.transcript import ModelRequest
 
 

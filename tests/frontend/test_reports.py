@@ -20,7 +20,7 @@ from parity import cli, diff, matrix, results
 from parity.html_report import esc, line_spans, page_paths, render_report
 from parity.junit import render_junit, xml_text
 from parity.report import Outcome
-from parity.scenario import Rule
+from parity.scenario.model import Rule
 from parity.snapshot import dump_view
 
 

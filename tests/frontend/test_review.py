@@ -213,7 +213,7 @@ def test_targets_that_cannot_run_are_named_not_reviewed(project: Project) -> Non
 
 
 def test_blocking_problems_are_the_run_level_and_step_problems(project: Project) -> None:
-    from parity.scenario import load_scenario
+    from parity.scenario.load import load_scenario
 
     scenario = load_scenario(project.root / "scenarios/demo/text.yaml")
     transcript = {

@@ -21,8 +21,9 @@ import pytest
 
 from frontend.project import Project, mini_target
 from parity.problems import KINDS, Problem, judge, run_problems
-from parity.scenario import ExpectedProblem, Scenario, build_scenario
-from parity.schema_findings import schema
+from parity.scenario.load import build_scenario
+from parity.scenario.model import ExpectedProblem, Scenario
+from parity.scenario.schema_findings import schema
 from parity.steps import prompt_outcome, trigger_text
 
 AGENTS = Path(__file__).parent / "agents"
@@ -404,7 +405,7 @@ def test_expect_problems_errors_point_at_file_and_line(tmp_path: Path) -> None:
         "  - {kind: stopped, reason: b}\n"
         "steps:\n  - initialize: {}\n"
     )
-    from parity.scenario import check_text
+    from parity.scenario.load import check_text
 
     found = [str(f) for f in check_text(text, "s.yaml")[0]]
     assert found == [

@@ -18,7 +18,7 @@ import pytest
 from frontend.project import TEXT_SCENARIO, Project, child_env, mini_target
 from parity.process import group_members
 from parity.runner import Runner
-from parity.scenario import load_scenario
+from parity.scenario.load import load_scenario
 from parity.targets import load_config
 
 STUBBORN = 'MINI_IGNORE_EOF = "1"'

@@ -15,7 +15,7 @@ from parity.diff import compare
 from parity.driver import Launch, RunPaths, run_scenario
 from parity.normalize import view
 from parity.process import Ladder
-from parity.scenario import Rule, Scenario, Step, Where
+from parity.scenario.model import Rule, Scenario, Step, Where
 from parity.transcript import Transcript
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

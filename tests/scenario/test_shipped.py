@@ -8,10 +8,12 @@ from typing import Any
 import pytest
 
 from parity.fakellm.script import build_response
-from parity.scenario import Scenario, discover, load_scenario, scenario_name, validate_paths
+from parity.scenario.load import discover, load_scenario, scenario_name
+from parity.scenario.model import Scenario
+from parity.scenario.validate import validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = discover(ROOT)
+SHIPPED = discover(ROOT / "scenarios")
 HEADER = "# yaml-language-server: $schema=../../parity/schema/scenario.schema.json\n"
 
 

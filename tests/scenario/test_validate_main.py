@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.scenario import validate_main, validate_paths
+from parity.scenario.validate import validate_main, validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "description: fine\nsteps: [{initialize: {}}]\n"
@@ -16,7 +16,7 @@ BAD = "description: broken\nsteps:\n  - promt: {}\n  - wait: {ms: soon}\n"
 
 
 def run(*paths: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from parity.scenario import validate_main as v; sys.exit(v(sys.argv[1:]))"
+    code = "import sys; from parity.scenario.validate import validate_main as v; sys.exit(v(sys.argv[1:]))"
     return subprocess.run(
         [sys.executable, "-c", code, *paths], cwd=cwd, capture_output=True, text=True, timeout=60
     )

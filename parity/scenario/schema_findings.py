@@ -16,11 +16,13 @@ from typing import Any
 import jsonschema
 from yaml.nodes import Node
 
-from parity.scenario_errors import RULE_REASON_HINT, KeyPath, ScenarioError, did_you_mean
-from parity.yaml_positions import finding_at, key_text, locate
+from parity.scenario.errors import RULE_REASON_HINT, KeyPath, ScenarioError, did_you_mean
+from parity.scenario.yaml_positions import finding_at, key_text, locate
 
-SCHEMA_PATH = Path(__file__).parent / "schema" / "scenario.schema.json"
-"""The JSON Schema of scenario files (draft 2020-12); the single source of truth for shapes."""
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "scenario.schema.json"
+"""The JSON Schema of scenario files (draft 2020-12); the single source of truth for shapes.
+It stays at `parity/schema/`, where editors find it through the `$schema` line of every
+scenario file."""
 
 
 @functools.cache

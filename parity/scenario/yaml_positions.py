@@ -1,8 +1,9 @@
 """Scenario YAML: parse once, keep the node tree, and map key paths to line:column.
 
 The loaded data no longer knows where anything was written, so every finding is
-positioned through the composed node tree: `locate` walks it along a key path, and
-`finding_at` makes a `ScenarioError` pointing at a node.
+positioned through the composed node tree: `locate` walks it along a key path,
+`finding_at` makes a `ScenarioError` pointing at a node, and a `Sink` collects the
+cross-checks' findings by key path.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from parity.scenario_errors import KeyPath, ScenarioError, Severity
+from parity.scenario.errors import KeyPath, ScenarioError, Severity
 
 
 def parse(text: str, file: str) -> tuple[Node | None, Any, list[ScenarioError]]:
@@ -125,3 +127,32 @@ def key_text(path: Sequence[str | int]) -> str:
         else:
             text += f"[{json.dumps(part)}]"
     return text
+
+
+@dataclass
+class Sink:
+    """Collects cross-check findings, positioning each by its key path."""
+
+    root: Node
+    file: str
+    found: list[ScenarioError] = field(default_factory=list)
+
+    def add(
+        self, path: KeyPath, message: str, hint: str = "", severity: Severity = "error"
+    ) -> None:
+        self.found.append(
+            finding_at(self.file, locate(self.root, path), key_text(path), message, hint, severity)
+        )
+
+    def line(self, path: KeyPath) -> int:
+        return locate(self.root, path).start_mark.line + 1
+
+
+def mappings(value: Any) -> list[tuple[int, dict[str, Any]]]:
+    """(index, mapping) for each mapping in a list; anything else yields nothing (the
+    checks read data the schema may already have found malformed)."""
+    return (
+        [(i, v) for i, v in enumerate(value) if isinstance(v, dict)]
+        if isinstance(value, list)
+        else []
+    )

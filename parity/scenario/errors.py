@@ -1,8 +1,7 @@
 """What the scenario checker reports: `ScenarioError` findings and `ScenarioInvalid`.
 
-Shared by the YAML, schema and cross-check passes (`parity.yaml_positions`,
-`parity.schema_findings`, `parity.scenario_checks`); `parity.scenario` re-exports the
-public names.
+Shared by the YAML, schema and cross-check passes (`parity.scenario.yaml_positions`,
+`parity.scenario.schema_findings`, `parity.scenario.checks`, `parity.scenario.step_checks`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,19 @@
-"""The selector grammar: parse, select and format paths into a normalized view; masks.
+"""The selector grammar: parse, select and format paths into a normalized view.
 
-A selector names values in a view (`steps[*].updates.*.usage_update.used`); masks
-(`apply_masks`, used by `parity.normalize.view`) and diverge rules (`parity.diff`)
-share it. `docs/transcript.md` is the grammar's reference.
+A selector names values in a view (`steps[*].updates.*.usage_update.used`). Scenario files
+write them in `masks` and `diverge` rules, so the grammar lives with the scenario (which
+checks every selector when it loads); masks apply them to views (`parity.view.masks`) and
+diverge rules to differences (`parity.checks.diff`). `docs/transcript.md` is the
+grammar's reference.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # only annotations: keeps this module free of the scenario import chain
-    from parity.scenario import Rule
-
-MASKED = "<masked>"
+from typing import Any
 
 Path = tuple[str | int, ...]
 """A concrete location in a view: dict keys and list indexes from the root."""
@@ -126,36 +123,3 @@ def get_path(root: Any, path: Path) -> Any:
     for part in path:
         node = node[part]
     return node
-
-
-def apply_masks(root: dict[str, Any], masks: Sequence[Rule]) -> dict[str, int]:
-    """Replace every value matched by a mask with `<masked>` in place; count per path.
-
-    Paths are evaluated before any replacement so masks never mask each other's
-    results away; a value under an already masked ancestor is not counted twice. A mask
-    matching nothing keeps count 0 (see `unmatched_masks`).
-    """
-    counts: dict[str, int] = {}
-    done: set[Path] = set()
-    matched = [(m.path, select(root, m.path)) for m in masks]
-    for selector, paths in matched:
-        counts.setdefault(selector, 0)
-        for path in sorted(paths, key=len):
-            if any(path[:n] in done for n in range(len(path) + 1)):
-                continue
-            _set_path(root, path, MASKED)
-            done.add(path)
-            counts[selector] += 1
-    return counts
-
-
-def _set_path(root: Any, path: Path, value: Any) -> None:
-    if not path:
-        return
-    parent = get_path(root, path[:-1])
-    parent[path[-1]] = value
-
-
-def unmatched_masks(normalized: Mapping[str, Any]) -> list[str]:
-    """Selectors of masks that matched nothing in this view (to be reported)."""
-    return [path for path, n in normalized.get("masked", {}).items() if n == 0]

@@ -1,0 +1,1 @@
+"""Views: a transcript -> the normalized, snapshot-ready view of one run."""
