@@ -32,12 +32,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parity.config import load_config
 from parity.diff import compare
 from parity.runner import Runner, normalized
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Scenario
 from parity.snapshot import dump_view, snapshot_path
-from parity.targets import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_SHARE = 0.10

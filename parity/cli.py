@@ -18,14 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity import peers, report, targets
+from parity import report
+from parity.config import Config, load_config
+from parity.targets import peers
+from parity.targets.launch import availability, describe
+from parity.targets.spec import BUILTIN, TargetConfigError
 
 
-def _config(args: argparse.Namespace) -> targets.Config:
-    return targets.load_config(Path(args.root) if args.root else None)
+def _config(args: argparse.Namespace) -> Config:
+    return load_config(Path(args.root) if args.root else None)
 
 
-def _scenario_path(config: targets.Config, name: str) -> Path:
+def _scenario_path(config: Config, name: str) -> Path:
     """A scenario given as a path, or as a name below the scenarios dir."""
     path = Path(name)
     if path.exists():
@@ -36,7 +40,7 @@ def _scenario_path(config: targets.Config, name: str) -> Path:
     raise SystemExit(f"parity: no scenario {name!r} (looked in {config.scenarios_dir})")
 
 
-def _load(config: targets.Config, name: str) -> Any:
+def _load(config: Config, name: str) -> Any:
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
 
@@ -49,7 +53,7 @@ def _load(config: targets.Config, name: str) -> Any:
 # -- run / record: pytest with the plugin ----------------------------------------------
 
 
-def pytest_args(args: argparse.Namespace, config: targets.Config, *, record: bool) -> list[str]:
+def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> list[str]:
     """The pytest command line `parity run` / `parity record` stands for (pure)."""
     paths = [str(_scenario_path(config, s)) for s in args.scenarios] or [str(config.scenarios_dir)]
     out = [*paths, "-p", "parity.plugin", "--parity-root", str(config.root)]
@@ -95,26 +99,26 @@ def cmd_run(args: argparse.Namespace, *, record: bool = False) -> int:
 
 def cmd_targets(args: argparse.Namespace) -> int:
     config = _config(args)
-    rows = targets.describe(config)
+    rows = describe(config.targets, config.root)
     width = max(len(name) for name, _, _ in rows)
     for name, state, detail in rows:
         print(f"{name:<{width}}  {state:<11}  {detail}")
-    print(f"\n(targets from parity/targets.toml and {config.source})")
+    print(f"\n(targets from {BUILTIN} and {config.source})")
     return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from parity.scenario.validate import validate_main
 
-    return validate_main(list(args.paths))
+    return validate_main(list(args.paths), _config(args))
 
 
 def cmd_peers(args: argparse.Namespace) -> int:
     config = _config(args)
     if args.action == "install":
-        return peers.install(config, args.names)
-    for name, spec in peers.installable(config).items():
-        why = targets.availability(spec, config.root)
+        return peers.install(config.targets, config.root, args.names)
+    for name, spec in peers.installable(config.targets).items():
+        why = availability(spec, config.root)
         print(f"{name:<12} {spec.install.get('npm', '')}  {why or 'installed'}")
     return 0
 
@@ -122,9 +126,7 @@ def cmd_peers(args: argparse.Namespace) -> int:
 # -- commands that run agents directly -------------------------------------------------
 
 
-def _views(
-    config: targets.Config, scenario: Any, names: Sequence[str]
-) -> list[tuple[str, Any, Any]]:
+def _views(config: Config, scenario: Any, names: Sequence[str]) -> list[tuple[str, Any, Any]]:
     """(title, view, RunResult or None) per target: a live run, else the recorded snapshot."""
     from parity.runner import Runner
 
@@ -138,7 +140,7 @@ def _views(
     return out
 
 
-def _findings_comment(config: targets.Config, name: str, result: Any) -> str:
+def _findings_comment(config: Config, name: str, result: Any) -> str:
     """A run's conformance findings as YAML comments (the view above stays parseable)."""
     if result is None:
         return "# conformance: not checked (recorded snapshot, no run)"
@@ -367,7 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         return int(commands[args.command](args))
-    except targets.TargetConfigError as exc:
+    except TargetConfigError as exc:
         print(f"parity: {exc}", file=sys.stderr)
         return 2
     except KeyError as exc:

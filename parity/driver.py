@@ -27,9 +27,9 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from parity import jsonrpc
 from parity.client_answers import elicitation_answer as elicitation_answer
@@ -57,6 +57,7 @@ from parity.steps import (
 from parity.steps import ScriptError as ScriptError
 from parity.steps import step_label as step_label
 from parity.steps import substitute as substitute
+from parity.targets.launch import Launch
 from parity.terminals import Terminals
 from parity.transcript import Direction, Frame, ModelRequest, StepRecord, Transcript
 
@@ -100,24 +101,6 @@ class RunPaths:
     home: Path
     workdir: Path
     tmp: Path
-
-
-@dataclass
-class Launch:
-    """A resolved target launch."""
-
-    argv: list[str]
-    env: dict[str, str]
-    cwd: Path | None = None
-    files: dict[str, str] = field(default_factory=dict)
-    """Relative path under home -> content, written before the agent starts."""
-    fixture_tools: Literal["stream", "mcp"] = "stream"
-    """How scenario tools reach the agent: the parity-stream catalog, or an MCP server
-    entry the driver appends to `mcpServers` in session/new, load and resume."""
-    stamp: dict[str, str] = field(default_factory=dict)
-    """What the agent is (name, version), copied into the transcript's `agent`."""
-    paths: dict[str, str] = field(default_factory=dict)
-    """Machine paths the agent may print, added to the transcript's masked `paths`."""
 
 
 # --- small helpers ----------------------------------------------------------------------

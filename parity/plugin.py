@@ -47,12 +47,14 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
-from parity import matrix, results, targets
+from parity import matrix, results
 from parity import report as rpt
+from parity.config import Config, find_root, load_config
 from parity.report import Outcome
 from parity.scenario.errors import ScenarioInvalid
 from parity.scenario.load import load_scenario
 from parity.scenario.model import Scenario
+from parity.targets.spec import TargetConfigError
 
 if TYPE_CHECKING:
     from parity.diff import ParityReport
@@ -67,7 +69,7 @@ PARITY_MARK = "parity"
 class State:
     """Per-process plugin state, kept in `config.stash` and registered as a plugin."""
 
-    config: targets.Config
+    config: Config
     cache_dir: Path
     owns_cache: bool
     select: set[str] | None
@@ -187,7 +189,7 @@ def _split(value: str | None) -> set[str] | None:
     return {v.strip() for v in value.split(",") if v.strip()}
 
 
-def _target_selection(value: str | None, cfg: targets.Config) -> tuple[set[str] | None, set[str]]:
+def _target_selection(value: str | None, cfg: Config) -> tuple[set[str] | None, set[str]]:
     """`--targets` -> (targets whose items run, or None for all; targets added with `+`).
 
     `+name` alone keeps every scenario's own targets (the reference runs or its
@@ -250,10 +252,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     root_opt = config.getoption("parity_root", None)
-    root = Path(root_opt) if root_opt else targets.find_root(config.invocation_params.dir)
+    root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
     try:
-        cfg = targets.load_config(root)
-    except targets.TargetConfigError as exc:
+        cfg = load_config(root)
+    except TargetConfigError as exc:
         raise pytest.UsageError(f"parity: {exc}") from None
     # syrupy (through parity.snapshot) is imported only now: importing it while `-p
     # parity.plugin` loads would precede pytest's assertion-rewrite setup for it.

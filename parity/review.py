@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from parity import targets
+from parity.config import Config
 
 if TYPE_CHECKING:
     from parity.runner import Runner
@@ -115,7 +115,7 @@ class Tally:
 # -- collecting ------------------------------------------------------------------------
 
 
-def scenario_files(config: targets.Config, paths: Sequence[Path]) -> list[Path]:
+def scenario_files(config: Config, paths: Sequence[Path]) -> list[Path]:
     """The scenario files to review: the given files, directories expanded to the
     scenario files below them; nothing given means the whole scenarios directory."""
     out: list[Path] = []
@@ -134,7 +134,7 @@ def scenario_files(config: targets.Config, paths: Sequence[Path]) -> list[Path]:
 
 
 def collect(
-    config: targets.Config,
+    config: Config,
     files: Iterable[Path],
     runner: Runner,
     *,
@@ -323,7 +323,7 @@ def walk(
 
 
 def review(
-    config: targets.Config,
+    config: Config,
     paths: Sequence[Path],
     *,
     select: set[str] | None = None,

@@ -27,14 +27,16 @@ from pathlib import Path
 from typing import Any
 
 from parity.acp_schema import SchemaError
+from parity.config import Config
 from parity.conformance import findings
-from parity.driver import Launch, RunPaths, run_scenario
+from parity.driver import RunPaths, run_scenario
 from parity.fakellm import FakeLLMThread
 from parity.normalize import scripted_tool_call_ids, view
 from parity.process import Ladder
 from parity.scenario.model import Scenario
 from parity.snapshot import read_view
-from parity.targets import Config, TargetSpec, availability, plan, run_setup
+from parity.targets.launch import Launch, availability, plan, run_setup
+from parity.targets.spec import TargetSpec
 from parity.transcript import Transcript
 
 
@@ -94,21 +96,13 @@ def make_launcher(
     """The driver's `make_launch`: render the target for the run's own directories."""
 
     def make_launch(paths: RunPaths) -> Launch:
-        rendered = plan(
+        return plan(
             spec,
             repo=repo,
             llm_base=llm_base,
             workdir=paths.workdir,
             home=paths.home,
             catalog=catalog,
-        )
-        return Launch(
-            argv=list(rendered.argv),
-            env=dict(rendered.env),
-            files=dict(rendered.files),
-            fixture_tools="mcp" if rendered.fixture_tools == "mcp" else "stream",
-            stamp=dict(rendered.stamp),
-            paths=dict(rendered.paths),
         )
 
     return make_launch

@@ -1,15 +1,19 @@
 """`parity validate`: scenario files and directories -> every finding, printed.
 
-Target names are checked against the target registry of each file's project.
+Target names are checked against the target registry of each file's project; without
+paths, the project's configured scenarios directory is checked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from parity.config import Config, find_root, load_config
 from parity.scenario.errors import ScenarioError
 from parity.scenario.load import check_text, discover
+from parity.targets.spec import TargetConfigError
 
 
 def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
@@ -40,8 +44,6 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
 
 def _registry(path: Path, cache: dict[Path, frozenset[str] | str]) -> frozenset[str] | str:
     """Target names declared for `path`'s project, or why they cannot be read."""
-    from parity.targets import TargetConfigError, find_root, load_config  # harness layer
-
     root = find_root(path.parent)
     if root not in cache:
         try:
@@ -51,18 +53,17 @@ def _registry(path: Path, cache: dict[Path, frozenset[str] | str]) -> frozenset[
     return cache[root]
 
 
-def validate_main(paths: list[str]) -> int:
+def validate_main(paths: Sequence[str], config: Config) -> int:
     """`parity validate [PATHS]`: print every finding; 2 if any error, else 0.
 
-    Without paths, checks every scenario below `./scenarios`. Never shows a traceback:
-    an unexpected failure is printed as one line and counts as an error.
+    Without paths, checks every scenario below the project's scenarios directory
+    (`config.scenarios_dir`, `scenarios` in parity.toml). Never shows a traceback: an
+    unexpected failure is printed as one line and counts as an error.
     """
     try:
-        targets: list[Path | str] = (
-            list(paths) if paths else list(discover(Path.cwd() / "scenarios"))
-        )
+        targets: list[Path | str] = list(paths) or list(discover(config.scenarios_dir))
         if not targets:
-            print("parity validate: no scenario files found below ./scenarios")
+            print(f"parity validate: no scenario files found below {_shown(config.scenarios_dir)}")
             return 2
         files = _expand(targets)
         findings = validate_paths(targets)
@@ -90,3 +91,9 @@ def _expand(paths: Iterable[Path | str]) -> list[Path]:
         else:
             out.append(path)
     return out
+
+
+def _shown(directory: Path) -> str:
+    """`directory` as the user would type it: `./scenarios` below the working directory."""
+    rel = os.path.relpath(directory)
+    return rel if rel.startswith("..") or os.path.isabs(rel) else f"./{rel}"

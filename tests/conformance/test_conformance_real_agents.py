@@ -11,9 +11,10 @@ import pytest
 
 from parity.acp_schema import fetch, load_schema
 from parity.conformance import SchemaIndex, findings
-from parity.driver import Launch, RunPaths, run_scenario
+from parity.driver import RunPaths, run_scenario
 from parity.process import Ladder
 from parity.scenario.model import Scenario, Step, Where
+from parity.targets.launch import Launch
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 

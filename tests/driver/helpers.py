@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from parity.driver import Launch, LlmRun, RunPaths, run_scenario
+from parity.driver import LlmRun, RunPaths, run_scenario
 from parity.process import Ladder, group_members
 from parity.scenario.model import Scenario, Step, Tool, Where
+from parity.targets.launch import Launch
 from parity.transcript import Frame, Transcript
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from parity.driver import Launch, RunPaths, run_scenario
+from parity.driver import RunPaths, run_scenario
 from parity.fakellm import FakeLLM
 from parity.process import Ladder
 from parity.scenario.model import DEFAULT_CATALOG
+from parity.targets.launch import Launch
 from parity.transcript import Transcript
 
 from .helpers import assert_all_gone, chunks, messages, scenario, st

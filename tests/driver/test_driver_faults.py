@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from parity import driver
-from parity.driver import Launch, RunPaths, run_scenario, wait_for_cleanup
+from parity.driver import RunPaths, run_scenario, wait_for_cleanup
 from parity.jsonrpc import OVERSIZE_HEAD
 from parity.process import Ladder, group_members
+from parity.targets.launch import Launch
 
 from .helpers import BASIC, FAST, agent, alive, chunks, messages, run, scenario, st
 

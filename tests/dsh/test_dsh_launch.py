@@ -1,4 +1,5 @@
-"""The DSH launch kit (parity/dsh.py) and the `launcher` handling in parity/targets.py.
+"""The DSH launch kit (parity/targets/dsh.py) and the `launcher` handling in
+parity/targets/spec.py and parity/targets/launch.py.
 
 Pure functions are checked over plain data; `locate` and `launch` over a fake DSH checkout
 and fake `node`/`dsh` executables (tiny shell scripts) under tmp_path.
@@ -14,8 +15,11 @@ from typing import Any
 
 import pytest
 
-from parity import dsh, targets
-from parity.dsh import DshNotFound, Install, JsExpr
+from parity.config import load_config
+from parity.targets import dsh
+from parity.targets.dsh import DshNotFound, Install, JsExpr
+from parity.targets.launch import availability, plan
+from parity.targets.spec import TargetConfigError, parse_target
 
 ENGINES = "^22.19.0 || >=24.0.0"
 REPO = Path(__file__).resolve().parents[2]
@@ -569,14 +573,14 @@ TABLE = {"family": "dsh", "dialect": "parity-stream", "fixture_tools": "stream"}
 
 
 def test_parse_target_accepts_launcher_without_command() -> None:
-    spec = targets.parse_target("n", {**TABLE, "launcher": "dsh"}, "parity.toml")
+    spec = parse_target("n", {**TABLE, "launcher": "dsh"}, "parity.toml")
     assert spec.launcher == "dsh"
     assert spec.command == ()
 
 
 def test_parse_target_rejects_unknown_launcher() -> None:
-    with pytest.raises(targets.TargetConfigError) as info:
-        targets.parse_target("n", {**TABLE, "launcher": "rocket"}, "parity.toml")
+    with pytest.raises(TargetConfigError) as info:
+        parse_target("n", {**TABLE, "launcher": "rocket"}, "parity.toml")
     message = str(info.value)
     assert "'rocket'" in message
     assert "launcher" in message
@@ -584,12 +588,12 @@ def test_parse_target_rejects_unknown_launcher() -> None:
 
 
 def test_parse_target_still_needs_command_without_launcher() -> None:
-    with pytest.raises(targets.TargetConfigError, match="`command` is required"):
-        targets.parse_target("n", TABLE, "parity.toml")
+    with pytest.raises(TargetConfigError, match="`command` is required"):
+        parse_target("n", TABLE, "parity.toml")
 
 
 def test_builtin_native_uses_dsh_launcher() -> None:
-    native = targets.load_config(REPO).targets["native"]
+    native = load_config(REPO).targets["native"]
     assert native.launcher == "dsh"
     assert native.command == ()
 
@@ -597,10 +601,10 @@ def test_builtin_native_uses_dsh_launcher() -> None:
 def test_native_availability_without_dsh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", _empty_path(tmp_path))
     monkeypatch.delenv("PARITY_DSH", raising=False)
-    native = targets.load_config(REPO).targets["native"]
+    native = load_config(REPO).targets["native"]
     with pytest.raises(DshNotFound) as info:
         dsh.locate()
-    reason = targets.availability(native, REPO)
+    reason = availability(native, REPO)
     assert reason == str(info.value)
     assert reason is not None
     assert "PARITY_DSH" in reason
@@ -610,8 +614,8 @@ def test_native_availability_with_fake_dsh(tmp_path: Path, monkeypatch: pytest.M
     exe = _script(tmp_path / "tools" / "dsh", "0.2.0")
     monkeypatch.setenv("PATH", _empty_path(tmp_path))
     monkeypatch.setenv("PARITY_DSH", str(exe))
-    native = targets.load_config(REPO).targets["native"]
-    assert targets.availability(native, REPO) is None
+    native = load_config(REPO).targets["native"]
+    assert availability(native, REPO) is None
 
 
 def test_plan_native_with_fake_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -619,14 +623,12 @@ def test_plan_native_with_fake_checkout(tmp_path: Path, monkeypatch: pytest.Monk
     node = _script(tmp_path / "node-bin" / "node", "v22.20.0")
     monkeypatch.setenv("PARITY_DSH", str(root))
     monkeypatch.setenv("PARITY_NODE", str(node))
-    native = targets.load_config(REPO).targets["native"]
+    native = load_config(REPO).targets["native"]
     home = tmp_path / "home"
-    plan = targets.plan(
-        native, repo=REPO, llm_base="http://h:1/", workdir=tmp_path / "w", home=home
-    )
-    assert plan.argv[0] == str(node)
-    assert plan.env["DSH_TELEMETRY_DISABLED"] == "1"
-    assert plan.env["PARITY_STREAM_BASE_URL"] == "http://h:1"
-    assert plan.stamp == {"name": "DeepSeek Harness", "version": "0.3.1", "layout": "checkout"}
-    assert plan.paths == {"dsh": str(root.resolve())}
-    assert "dsh-composition.yml" in plan.files
+    launch = plan(native, repo=REPO, llm_base="http://h:1/", workdir=tmp_path / "w", home=home)
+    assert launch.argv[0] == str(node)
+    assert launch.env["DSH_TELEMETRY_DISABLED"] == "1"
+    assert launch.env["PARITY_STREAM_BASE_URL"] == "http://h:1"
+    assert launch.stamp == {"name": "DeepSeek Harness", "version": "0.3.1", "layout": "checkout"}
+    assert launch.paths == {"dsh": str(root.resolve())}
+    assert "dsh-composition.yml" in launch.files

@@ -1,4 +1,4 @@
-"""The built-in `plus` and `plus-openai` targets, as shipped in parity/targets.toml.
+"""The built-in `plus` and `plus-openai` targets, as shipped in parity/targets/targets.toml.
 
 acp-plus reached through its parity-stream provider and through its real
 OpenAI-compatible provider (against the fake's chat dialect) must put the same ACP

@@ -17,6 +17,7 @@ from typing import Any
 
 from frontend.project import AGENT, TEXT_SCENARIO, Project, mini_target
 from parity import cli, diff, matrix, results
+from parity.config import load_config
 from parity.html_report import esc, line_spans, page_paths, render_report
 from parity.junit import render_junit, xml_text
 from parity.report import Outcome
@@ -336,7 +337,7 @@ def test_run_and_record_pass_the_report_options_to_pytest(tmp_path: Path) -> Non
         ["run", "--report", "out", "--junit", "j.xml", "--json", "s.json"]
     )
     args.pytest_args = []
-    config = cli.targets.load_config(project.root)
+    config = load_config(project.root)
     out = cli.pytest_args(args, config, record=False)
     for option, value in (
         ("--parity-report", "out"),

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from frontend.project import TEXT_SCENARIO, Project, child_env, mini_target
+from parity.config import load_config
 from parity.process import group_members
 from parity.runner import Runner
 from parity.scenario.load import load_scenario
-from parity.targets import load_config
 
 STUBBORN = 'MINI_IGNORE_EOF = "1"'
 

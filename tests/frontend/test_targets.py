@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from parity import targets as t
+from parity.config import load_config
+from parity.targets.launch import availability, describe, plan, run_setup
+from parity.targets.spec import TargetConfigError, TargetSpec, parse_target
 
 NATIVE_REASON = (
     "DSH not found: no dsh on PATH and PARITY_DSH is unset "
@@ -18,7 +20,7 @@ NATIVE_REASON = (
 
 
 def test_builtins_parse_and_name_every_required_target(tmp_path: Path) -> None:
-    config = t.load_config(tmp_path)
+    config = load_config(tmp_path)
     assert {"plus", "plus-openai", "native", "codex-acp", "qwen-code", "opencode"} <= set(
         config.targets
     )
@@ -31,8 +33,8 @@ def test_builtins_parse_and_name_every_required_target(tmp_path: Path) -> None:
 def test_unavailable_reasons_are_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     monkeypatch.delenv("PARITY_DSH", raising=False)
-    config = t.load_config(tmp_path)
-    rows = {name: (state, detail) for name, state, detail in t.describe(config)}
+    config = load_config(tmp_path)
+    rows = {name: (state, detail) for name, state, detail in describe(config.targets, config.root)}
     assert rows["native"] == ("unavailable", NATIVE_REASON)
     for peer in ("codex-acp", "qwen-code", "opencode"):
         assert rows[peer] == ("unavailable", "not installed: run make peers")
@@ -40,19 +42,19 @@ def test_unavailable_reasons_are_exact(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_peer_becomes_available_once_its_binary_exists(tmp_path: Path) -> None:
-    config = t.load_config(tmp_path)
+    config = load_config(tmp_path)
     spec = config.targets["qwen-code"]
-    assert t.availability(spec, tmp_path) == "not installed: run make peers"
+    assert availability(spec, tmp_path) == "not installed: run make peers"
     binary = tmp_path / ".cache/peers/qwen-code/node_modules/.bin/qwen"
     binary.parent.mkdir(parents=True)
     binary.write_text("#!/bin/sh\n")
-    assert t.availability(spec, tmp_path) is None
+    assert availability(spec, tmp_path) is None
 
 
 def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
-    config = t.load_config(tmp_path)
+    config = load_config(tmp_path)
     home, work = tmp_path / "home", tmp_path / "work"
-    launch = t.plan(
+    launch = plan(
         config.targets["plus"],
         repo=tmp_path,
         llm_base="http://127.0.0.1:9/runs/r1/",
@@ -79,8 +81,8 @@ def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
 
 
 def test_json_templates_keep_their_braces(tmp_path: Path) -> None:
-    config = t.load_config(tmp_path)
-    launch = t.plan(
+    config = load_config(tmp_path)
+    launch = plan(
         config.targets["opencode"],
         repo=tmp_path,
         llm_base="http://127.0.0.1:9/runs/r2",
@@ -99,21 +101,21 @@ def test_project_file_overrides_and_adds(tmp_path: Path) -> None:
         "[targets.echo]\nfamily = 'peer'\ndialect = 'openai-chat'\n"
         "fixture_tools = 'mcp'\ncommand = ['{python}', 'agent.py']\n"
     )
-    config = t.load_config(tmp_path)
+    config = load_config(tmp_path)
     assert config.snapshots_dir == tmp_path / "snaps"
     assert config.targets["plus"].env == {"EXTRA": "{workdir}"}
     assert config.targets["plus"].dialect == "parity-stream"  # merged, not replaced
     assert config.targets["echo"].source.endswith("parity.toml")
-    assert t.availability(config.targets["echo"], tmp_path) is None
+    assert availability(config.targets["echo"], tmp_path) is None
 
 
 def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         "[tool.parity.targets.native]\nrequires = []\ncommand = ['/nope/dsh']\n"
     )
-    config = t.load_config(tmp_path)
+    config = load_config(tmp_path)
     assert "[tool.parity]" in config.source
-    assert t.availability(config.targets["native"], tmp_path) == "/nope/dsh not found"
+    assert availability(config.targets["native"], tmp_path) == "/nope/dsh not found"
 
 
 @pytest.mark.parametrize(
@@ -150,14 +152,14 @@ def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
     ],
 )
 def test_bad_declarations_name_file_and_target(table: dict[str, object], message: str) -> None:
-    with pytest.raises(t.TargetConfigError) as info:
-        t.parse_target("bad", table, "parity.toml")
+    with pytest.raises(TargetConfigError) as info:
+        parse_target("bad", table, "parity.toml")
     assert str(info.value).startswith("parity.toml: target 'bad': ")
     assert message in str(info.value)
 
 
 def test_setup_failure_is_reported_with_its_output(tmp_path: Path) -> None:
-    spec = t.TargetSpec(
+    spec = TargetSpec(
         name="s",
         family="peer",
         dialect="openai-chat",
@@ -165,9 +167,9 @@ def test_setup_failure_is_reported_with_its_output(tmp_path: Path) -> None:
         command=("x",),
         setup=("{python}", "-c", "import sys; sys.exit('no toolchain')"),
     )
-    reason = t.run_setup(spec, tmp_path)
+    reason = run_setup(spec, tmp_path)
     assert reason is not None and "exited 1" in reason and "no toolchain" in reason
-    ok = t.TargetSpec(
+    ok = TargetSpec(
         name="s",
         family="peer",
         dialect="openai-chat",
@@ -175,18 +177,18 @@ def test_setup_failure_is_reported_with_its_output(tmp_path: Path) -> None:
         command=("x",),
         setup=("{python}", "-c", "pass"),
     )
-    assert t.run_setup(ok, tmp_path) is None
+    assert run_setup(ok, tmp_path) is None
 
 
 BASE = {"dialect": "parity-stream", "fixture_tools": "stream", "command": ["a"]}
 
 
 def test_conformance_and_eof_stage_default_by_family_and_can_be_set() -> None:
-    dsh = t.parse_target("d", {**BASE, "family": "dsh"}, "parity.toml")
-    peer = t.parse_target("p", {**BASE, "family": "peer"}, "parity.toml")
+    dsh = parse_target("d", {**BASE, "family": "dsh"}, "parity.toml")
+    peer = parse_target("p", {**BASE, "family": "peer"}, "parity.toml")
     assert (dsh.conformance, dsh.shutdown_eof) == ("fail", 2.0)
     assert (peer.conformance, peer.shutdown_eof) == ("warn", 0.5)
-    set_ = t.parse_target(
+    set_ = parse_target(
         "p", {**BASE, "family": "peer", "conformance": "fail", "shutdown_eof": 0}, "parity.toml"
     )
     assert (set_.conformance, set_.shutdown_eof) == ("fail", 0.0)
@@ -202,6 +204,6 @@ def test_conformance_and_eof_stage_default_by_family_and_can_be_set() -> None:
     ],
 )
 def test_bad_conformance_or_eof_stage_is_named(extra: dict[str, object], message: str) -> None:
-    with pytest.raises(t.TargetConfigError) as info:
-        t.parse_target("bad", {**BASE, "family": "dsh", **extra}, "parity.toml")
+    with pytest.raises(TargetConfigError) as info:
+        parse_target("bad", {**BASE, "family": "dsh", **extra}, "parity.toml")
     assert message in str(info.value)

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from parity.diff import compare
-from parity.driver import Launch, RunPaths, run_scenario
+from parity.driver import RunPaths, run_scenario
 from parity.normalize import view
 from parity.process import Ladder
 from parity.scenario.model import Rule, Scenario, Step, Where
+from parity.targets.launch import Launch
 from parity.transcript import Transcript
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from parity.config import load_config
 from parity.scenario.validate import validate_main, validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +17,11 @@ BAD = "description: broken\nsteps:\n  - promt: {}\n  - wait: {ms: soon}\n"
 
 
 def run(*paths: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from parity.scenario.validate import validate_main as v; sys.exit(v(sys.argv[1:]))"
+    code = (
+        "import sys; from parity.config import load_config; "
+        "from parity.scenario.validate import validate_main as v; "
+        "sys.exit(v(sys.argv[1:], load_config()))"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, *paths], cwd=cwd, capture_output=True, text=True, timeout=60
     )
@@ -55,7 +60,7 @@ def test_warnings_alone_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str
     path.write_text(
         "description: d\nllm: [{tool_calls: [{id: c, name: read}]}]\nsteps: [{initialize: {}}]\n"
     )
-    assert validate_main([str(path)]) == 0
+    assert validate_main([str(path)], load_config(tmp_path)) == 0
     out = capsys.readouterr().out
     assert "warning: tool 'read' is not declared" in out
     assert out.endswith("0 error(s), 1 warning(s)\n")
@@ -69,6 +74,24 @@ def test_without_paths_checks_the_project_scenarios(tmp_path: Path) -> None:
     assert (empty.returncode, empty.stdout) == (
         2,
         "parity validate: no scenario files found below ./scenarios\n",
+    )
+
+
+def test_without_paths_the_configured_scenarios_directory_is_checked(tmp_path: Path) -> None:
+    (tmp_path / "parity.toml").write_text('scenarios = "cases"\n')
+    (tmp_path / "cases").mkdir()
+    (tmp_path / "cases" / "bad.yaml").write_text(BAD)
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "good.yaml").write_text(GOOD)
+    done = run(cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout.splitlines()[0].startswith(f"{tmp_path}/cases/bad.yaml:3:5: ")
+    assert done.stdout.splitlines()[-1] == "checked 1 file(s): 2 error(s), 0 warning(s)"
+    (tmp_path / "cases" / "bad.yaml").unlink()
+    empty = run(cwd=tmp_path)
+    assert (empty.returncode, empty.stdout) == (
+        2,
+        "parity validate: no scenario files found below ./cases\n",
     )
 
 

@@ -10,20 +10,21 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from parity.targets import Config, TargetSpec, availability
+from parity.targets.launch import availability
+from parity.targets.spec import TargetSpec
 
 
-def installable(config: Config) -> dict[str, TargetSpec]:
+def installable(targets: Mapping[str, TargetSpec]) -> dict[str, TargetSpec]:
     """Targets that declare how to install them, by name."""
-    return {name: spec for name, spec in sorted(config.targets.items()) if spec.install}
+    return {name: spec for name, spec in sorted(targets.items()) if spec.install}
 
 
-def peer_dir(config: Config, name: str) -> Path:
-    """Where peer `name` is installed."""
-    return config.root / ".cache" / "peers" / name
+def peer_dir(root: Path, name: str) -> Path:
+    """Where peer `name` of the project at `root` is installed."""
+    return root / ".cache" / "peers" / name
 
 
 def install_argv(spec: TargetSpec, prefix: Path) -> list[str]:
@@ -51,7 +52,8 @@ def _run(argv: Sequence[str]) -> int:
 
 
 def install(
-    config: Config,
+    targets: Mapping[str, TargetSpec],
+    root: Path,
     names: Sequence[str] = (),
     *,
     run: Run = _run,
@@ -62,7 +64,7 @@ def install(
     Returns 0 when every requested peer is available afterwards, else 1; each outcome
     is echoed as one line, with the exact reason for a failure.
     """
-    peers = installable(config)
+    peers = installable(targets)
     unknown = [n for n in names if n not in peers]
     if unknown:
         echo(f"not installable: {', '.join(unknown)} (installable: {', '.join(peers) or 'none'})")
@@ -74,15 +76,15 @@ def install(
     failed = 0
     for name in wanted:
         spec = peers[name]
-        if availability(spec, config.root) is None:
+        if availability(spec, root) is None:
             echo(f"{name}: already installed ({spec.install.get('npm', '')})")
             continue
-        prefix = peer_dir(config, name)
+        prefix = peer_dir(root, name)
         prefix.mkdir(parents=True, exist_ok=True)
         argv = install_argv(spec, prefix)
         echo(f"{name}: {' '.join(argv)}")
         code = run(argv)
-        why = availability(spec, config.root)
+        why = availability(spec, root)
         if code != 0 or why is not None:
             failed += 1
             echo(f"{name}: install failed (exit {code}); still unavailable: {why or 'unknown'}")

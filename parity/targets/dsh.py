@@ -1,10 +1,10 @@
 """The DSH launch kit: find a DeepSeek Harness, and launch its native ACP bridge per run.
 
-The `native` target (`launcher = "dsh"` in parity/targets.toml) is resolved here instead
+The `native` target (`launcher = "dsh"` in parity/targets/targets.toml) is resolved here instead
 of from a fixed command, because what to run depends on what the user has:
 
 - an installed `dsh` (on PATH, or `PARITY_DSH=/path/to/dsh`): `dsh --profile acp
-  --patch <run home>/dsh-patch.yml`, a patch of row edits (contract §8.3);
+  --patch <run home>/dsh-patch.yml`, a patch of row edits (docs/contract.md §8.3);
 - a DSH source checkout with its dependencies installed (`PARITY_DSH=<checkout root>`,
   `PARITY_NODE=<node>` when the `node` on PATH is older than the checkout needs): the
   checkout's own ACP server bin run from TypeScript source through the checkout's `tsx`,
@@ -12,7 +12,7 @@ of from a fixed command, because what to run depends on what the user has:
 
 Either way the run's configuration disables the real model rows, points the bridge at
 the scenario's catalog route, keeps session persistence (uncompressed) in the run's home,
-and mounts our own parity-stream plugin (parity/adapters/dsh/parity-stream.mjs) by
+and mounts our own parity-stream plugin (parity/targets/adapters/dsh/parity-stream.mjs) by
 absolute path. Everything else is native as shipped: persona, runtime context, tools,
 sandbox and approval policy. See docs/native.md.
 
@@ -52,7 +52,7 @@ fake's routes may exist (a duplicate route would refuse to register). `dsh-compa
 rows summarize history when the context fills: against a scenario's small scripted
 context window (1024 tokens by default) native's own prompt would trigger an unscripted
 compaction call that eats the next script entry; native's own parity harness mounts no
-compaction either (contract §7.1)."""
+compaction either (docs/contract.md §7.1)."""
 
 COMPOSITION_FILE = "dsh-composition.yml"
 PATCH_FILE = "dsh-patch.yml"
@@ -276,7 +276,7 @@ def checkout_composition(
 def installed_patch(
     *, provider: str, model: str, sessions: Path, plugin: Path = PLUGIN
 ) -> list[dict[str, Any]]:
-    """The `--patch` file for an installed `dsh --profile acp` (contract §8.3):
+    """The `--patch` file for an installed `dsh --profile acp` (docs/contract.md §8.3):
     the real DeepSeek row off, the bridge row on the fake's route, persistence in the run,
     our plugin inserted. Row ids are the `acp` profile's; see docs/native.md for what is
     confirmed on which DSH version."""
