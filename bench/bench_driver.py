@@ -24,7 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-from parity.driver import RunPaths, run_scenario, wait_for_cleanup
+from parity.driver.run import run_scenario, wait_for_cleanup
+from parity.driver.state import RunPaths
 from parity.scenario.model import Scenario, Step, Where
 from parity.targets.launch import Launch
 

@@ -29,10 +29,11 @@ from typing import Any
 from parity.acp_schema import SchemaError
 from parity.config import Config
 from parity.conformance import findings
-from parity.driver import RunPaths, run_scenario
+from parity.driver.process import Ladder
+from parity.driver.run import run_scenario
+from parity.driver.state import RunPaths
 from parity.fakellm import FakeLLMThread
 from parity.normalize import scripted_tool_call_ids, view
-from parity.process import Ladder
 from parity.scenario.model import Scenario
 from parity.snapshot import read_view
 from parity.targets.launch import Launch, availability, plan, run_setup

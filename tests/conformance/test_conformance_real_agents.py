@@ -11,8 +11,9 @@ import pytest
 
 from parity.acp_schema import fetch, load_schema
 from parity.conformance import SchemaIndex, findings
-from parity.driver import RunPaths, run_scenario
-from parity.process import Ladder
+from parity.driver.process import Ladder
+from parity.driver.run import run_scenario
+from parity.driver.state import RunPaths
 from parity.scenario.model import Scenario, Step, Where
 from parity.targets.launch import Launch
 

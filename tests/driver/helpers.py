@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from parity.driver import LlmRun, RunPaths, run_scenario
-from parity.process import Ladder, group_members
+from parity.driver.process import Ladder, group_members
+from parity.driver.run import run_scenario
+from parity.driver.state import LlmRun, RunPaths
 from parity.scenario.model import Scenario, Step, Tool, Where
 from parity.targets.launch import Launch
 from parity.transcript import Frame, Transcript

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from parity.driver import RunPaths, run_scenario
+from parity.driver.process import Ladder
+from parity.driver.run import run_scenario
+from parity.driver.state import RunPaths
 from parity.fakellm import FakeLLM
-from parity.process import Ladder
 from parity.scenario.model import DEFAULT_CATALOG
 from parity.targets.launch import Launch
 from parity.transcript import Transcript

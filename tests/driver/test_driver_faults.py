@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from parity import driver
-from parity.driver import RunPaths, run_scenario, wait_for_cleanup
-from parity.jsonrpc import OVERSIZE_HEAD
-from parity.process import Ladder, group_members
+from parity.driver import recording
+from parity.driver.jsonrpc import OVERSIZE_HEAD
+from parity.driver.process import Ladder, group_members
+from parity.driver.run import run_scenario, wait_for_cleanup
+from parity.driver.state import RunPaths
 from parity.targets.launch import Launch
 
 from .helpers import BASIC, FAST, agent, alive, chunks, messages, run, scenario, st
@@ -110,7 +111,7 @@ async def test_a_flood_of_garbage_is_capped_in_the_problems() -> None:
 async def test_frames_beyond_the_limit_are_drained_not_recorded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(driver, "MAX_FRAMES", 40)
+    monkeypatch.setattr(recording, "MAX_FRAMES", 40)
     t = await run(BASIC, "garbage_stdout", env={"FLOOD": "100"}, timeouts={"startup": 1})
     assert len(t.frames) == 40
     assert t.steps[0].problem == "no response to initialize within the startup timeout (1 s)"

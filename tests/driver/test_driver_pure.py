@@ -7,16 +7,15 @@ from typing import Any
 
 import pytest
 
-from parity.driver import (
+from parity.driver.answers import (
     elicitation_answer,
     fs_answer,
     permission_answer,
     permission_policy,
     permission_titles,
     pick_answer,
-    step_label,
-    substitute,
 )
+from parity.driver.steps import step_label, substitute
 
 from .helpers import st
 

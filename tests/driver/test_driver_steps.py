@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from parity.driver import WORKSPACE_FILE_LIMIT, run_scenario, wait_for_cleanup, workspace_files
+from parity.driver.run import WORKSPACE_FILE_LIMIT, run_scenario, wait_for_cleanup, workspace_files
 
 from .helpers import BASIC, agent, chunks, messages, run, scenario, st
 

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from frontend.project import Project, mini_target
+from parity.driver.steps import prompt_outcome, trigger_text
 from parity.problems import KINDS, Problem, judge, run_problems
 from parity.scenario.load import build_scenario
 from parity.scenario.model import ExpectedProblem, Scenario
 from parity.scenario.schema_findings import schema
-from parity.steps import prompt_outcome, trigger_text
 
 AGENTS = Path(__file__).parent / "agents"
 

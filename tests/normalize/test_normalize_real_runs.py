@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from parity.diff import compare
-from parity.driver import RunPaths, run_scenario
+from parity.driver.process import Ladder
+from parity.driver.run import run_scenario
+from parity.driver.state import RunPaths
 from parity.normalize import view
-from parity.process import Ladder
 from parity.scenario.model import Rule, Scenario, Step, Where
 from parity.targets.launch import Launch
 from parity.transcript import Transcript

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity import jsonrpc
+from parity.driver import jsonrpc
 from parity.transcript import ProcessRecord
 
 STDERR_TAIL = 8 * 1024

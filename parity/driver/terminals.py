@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parity import jsonrpc
-from parity.client_answers import method_not_found
+from parity.driver import jsonrpc
 
 
 @dataclass
@@ -49,7 +48,7 @@ class Terminals:
         if method == "terminal/create":
             return await self.create(req_id, params)
         if method not in _TERMINAL_METHODS:
-            return method_not_found(req_id, method)
+            return jsonrpc.method_not_found(req_id, method)
         term_id = str(params.get("terminalId"))
         term = self.items.get(term_id)
         if term is None:

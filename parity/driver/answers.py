@@ -1,20 +1,75 @@
-"""Answers to the agent's requests to the client: permission, elicitation, fs.
+"""Answering the client's side: the agent's requests to the client, as the scenario says.
 
-Each function turns one agent->client request plus the scenario's `client` answer into
-the JSON-RPC response to send. They hold no state: which answer of a list applies is
-counted by the caller (`pick_answer` takes the index). Only `fs_answer` touches the
-disk, and only inside the run's workdir. Terminals, which own processes, are served by
-`parity.terminals`.
+`ClientAnswers.answer` routes one agent->client request (permission, elicitation, fs,
+terminal) to its answer per the scenario's `client` section, counting which answer of a
+list applies. The functions below it are pure: one request plus one scenario answer ->
+the JSON-RPC response to send. Only `fs_answer` touches the disk, and only inside the
+run's workdir; terminals, which own processes, are served by `parity.driver.terminals`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from parity import jsonrpc
+from parity.driver import jsonrpc
+from parity.driver.terminals import Terminals
+
+Problem = Callable[[str, str], None]
+"""Notes a run-level problem: (kind, text)."""
+
+
+class ClientAnswers:
+    """The client's answers for one run: which scenario answer applies to each request."""
+
+    def __init__(
+        self,
+        client: Mapping[str, Any],
+        workdir: Path,
+        terminals: Terminals,
+        tool_titles: Mapping[str, str],
+        problem: Problem,
+    ) -> None:
+        self.client = client
+        self.workdir = workdir
+        self.terminals = terminals
+        self.tool_titles = tool_titles
+        """toolCallId -> title, from the run's tool_call updates (DSH asks by id only)."""
+        self.problem = problem
+        self.counters: dict[str, int] = {}
+
+    def _count(self, key: str) -> int:
+        n = self.counters.get(key, 0)
+        self.counters[key] = n + 1
+        return n
+
+    async def answer(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The response to one agent->client request, per the scenario's `client`."""
+        req_id, method, params = msg["id"], msg["method"], msg.get("params")
+        if method == "session/request_permission":
+            titles = permission_titles(params, self.tool_titles)
+            key, answers = permission_policy(self.client.get("permission", "cancelled"), titles)
+            answer = pick_answer(answers, self._count(f"permission:{key}"))
+            return permission_answer(req_id, params, answer)
+        if method == "elicitation/create":
+            answers = self.client.get("elicitation", "cancel")
+            return elicitation_answer(req_id, pick_answer(answers, self._count(method)))
+        fs = self.client.get("fs") or {}
+        if method in ("fs/read_text_file", "fs/write_text_file"):
+            if fs.get("read" if method == "fs/read_text_file" else "write"):
+                return fs_answer(req_id, method, params, self.workdir)
+            self.problem("capability", f"agent called {method} without the client capability")
+            return jsonrpc.method_not_found(req_id, method)
+        if method.startswith("terminal/"):
+            if self.client.get("terminal"):
+                return await self.terminals.answer(req_id, method, params)
+            self.problem("capability", f"agent called {method} without the client capability")
+        return jsonrpc.method_not_found(req_id, method)
+
+
+# -- pure answers -------------------------------------------------------------------------
 
 
 def pick_answer(policy: Any, index: int) -> Any:
@@ -82,11 +137,6 @@ def elicitation_answer(req_id: Any, answer: Any) -> dict[str, Any]:
     if action == "accept":
         value["content"] = content if content is not None else {}
     return jsonrpc.result(req_id, value)
-
-
-def method_not_found(req_id: Any, method: str) -> dict[str, Any]:
-    """The standard JSON-RPC -32601 answer."""
-    return jsonrpc.error(req_id, -32601, "Method not found", {"method": method})
 
 
 def inside(path: Path, root: Path) -> bool:

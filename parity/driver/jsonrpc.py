@@ -118,6 +118,11 @@ def error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]
     return {"jsonrpc": "2.0", "id": id_, "error": err}
 
 
+def method_not_found(req_id: Any, method: str) -> dict[str, Any]:
+    """The standard JSON-RPC -32601 answer."""
+    return error(req_id, -32601, "Method not found", {"method": method})
+
+
 async def read_line(reader: asyncio.StreamReader) -> Line | None:
     """Read the next line; None at end of stream.
 

@@ -3,30 +3,29 @@
 A `Connection` reads the agent's stdout line by line in a task of its own, hands each
 line to the run for recording, resolves the futures of our pending requests with their
 responses, and answers the agent's requests to the client (one task per request, so a
-slow answer, such as a terminal wait, never blocks reading). What it needs from the run
-is the `RunHooks` protocol; `parity.driver` implements it.
+slow answer, such as a terminal wait, never blocks reading). It records through a
+`Recorder` (`parity.driver.recording.Recording`) and answers through an `Answer`
+(`parity.driver.answers.ClientAnswers.answer`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from parity import jsonrpc
-from parity.process import AgentProcess, Ladder
+from parity.driver import jsonrpc
+from parity.driver.process import AgentProcess, Ladder
 from parity.transcript import Frame
 
 EXIT_DRAIN = 0.5
 """Seconds to let stdout drain after the process exited before calling it gone."""
 
 
-class RunHooks(Protocol):
-    """What a `Connection` needs from the run it belongs to."""
-
-    timeouts: dict[str, float]
-    """Seconds by kind; a write waits at most `timeouts["response"]`."""
+class Recorder(Protocol):
+    """What a `Connection` records through."""
 
     def record_in(self, line: jsonrpc.Line, process: int) -> Frame | None:
         """Record a line read from process `process`; None when the run records no more
@@ -49,9 +48,9 @@ class RunHooks(Protocol):
         """Note a session/update notification (frame `seq`, its params)."""
         ...
 
-    async def client_answer(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """The response to one agent->client request."""
-        ...
+
+Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""The response to one agent->client request."""
 
 
 class AgentGone(Exception):
@@ -75,8 +74,19 @@ class Reply:
 class Connection:
     """One agent process with its JSON-RPC traffic: reader task, pending requests."""
 
-    def __init__(self, run: RunHooks, agent: AgentProcess, index: int, spawned_at: float) -> None:
-        self.run = run
+    def __init__(
+        self,
+        recorder: Recorder,
+        answer: Answer,
+        agent: AgentProcess,
+        index: int,
+        spawned_at: float,
+        write_timeout: float,
+    ) -> None:
+        self.recorder = recorder
+        self.answer = answer
+        self.write_timeout = write_timeout
+        """Seconds a write may wait for the agent to read (the response timeout)."""
         self.agent = agent
         self.index = index
         self.spawned_at = spawned_at
@@ -114,19 +124,19 @@ class Connection:
     async def _read(self) -> None:
         try:
             while (line := await jsonrpc.read_line(self.agent.stdout)) is not None:
-                frame = self.run.record_in(line, self.index)
+                frame = self.recorder.record_in(line, self.index)
                 if frame is not None:  # None: over the run's frame limit, only counted
                     self._dispatch(frame)
         except Exception as exc:
             # A harness bug: say so in the transcript rather than pass it off as a crash.
-            self.run.problem("driver", f"driver error: stdout reader failed: {exc!r}")
+            self.recorder.problem("driver", f"driver error: stdout reader failed: {exc!r}")
             raise
         finally:
             self.eof.set()
             for fut in self.pending.values():
                 if not fut.done():
                     fut.set_exception(AgentGone())
-            self.run.tick()
+            self.recorder.tick()
 
     def _dispatch(self, frame: Frame) -> None:
         value = frame.message
@@ -136,7 +146,7 @@ class Connection:
                 self._dispatch_one(frame, item)
         else:
             self._dispatch_one(frame, value)
-        self.run.tick()
+        self.recorder.tick()
 
     def _dispatch_one(self, frame: Frame, msg: Any) -> None:
         kind = jsonrpc.classify(msg) if frame.parse_error is None else "invalid"
@@ -151,11 +161,11 @@ class Connection:
             task.add_done_callback(lambda _: self.answering.pop(key, None))
         elif kind == "notification":
             if msg["method"] == "session/update":
-                self.run.note_update(frame.seq, msg.get("params"))
+                self.recorder.note_update(frame.seq, msg.get("params"))
             elif msg["method"] == "$/cancel_request":
                 self._withdrawn(msg.get("params"))
         elif frame.parse_error is None:
-            self.run.problem(
+            self.recorder.problem(
                 "not-jsonrpc",
                 f"frame {frame.seq}: agent sent a JSON value that is not a JSON-RPC message",
             )
@@ -163,20 +173,20 @@ class Connection:
     async def _answer(self, msg: dict[str, Any]) -> None:
         """Compute and send the answer to one agent request (a task per request)."""
         try:
-            reply = await self.run.client_answer(msg)
+            reply = await self.answer(msg)
         except asyncio.CancelledError:
             if not self.withdrawn.pop(id_key(msg["id"]), False):
                 raise
             reply = jsonrpc.error(msg["id"], -32800, "Request cancelled")
         except Exception as exc:
-            self.run.problem("driver", f"driver error answering {msg['method']}: {exc!r}")
+            self.recorder.problem("driver", f"driver error answering {msg['method']}: {exc!r}")
             reply = jsonrpc.error(msg["id"], -32603, f"Internal error: {exc}")
         try:
             await self.send(reply)
         except AgentGone:
             pass  # the step waiting on this agent reports it
         except StdinBlocked:
-            self.run.problem("stdin", f"the agent did not read our answer to {msg['method']}")
+            self.recorder.problem("stdin", f"the agent did not read our answer to {msg['method']}")
 
     def _withdrawn(self, params: Any) -> None:
         # The agent cancels a request it made (e.g. a terminal wait): stop answering it
@@ -196,11 +206,11 @@ class Connection:
         be gone; a write that then fails still shows what was attempted)."""
         if self.eof.is_set() and self.agent.exited():
             raise AgentGone()
-        frame = self.run.record_out(text, message, error, self.index)
+        frame = self.recorder.record_out(text, message, error, self.index)
         self.fresh = False
         try:
             self.agent.stdin.write(text.encode("utf-8") + b"\n")
-            await asyncio.wait_for(self.agent.stdin.drain(), self.run.timeouts["response"])
+            await asyncio.wait_for(self.agent.stdin.drain(), self.write_timeout)
         except TimeoutError:
             raise StdinBlocked() from None
         except (ConnectionError, RuntimeError, OSError) as exc:

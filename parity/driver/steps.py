@@ -1,8 +1,8 @@
 """Client steps as JSON-RPC params: labels, placeholders, and the params each step sends.
 
 Pure functions of a step's parameters and what the run knows (session ids, the last
-list cursor, the scenario's `client` section); the driver (`parity.driver`) sends what
-they build and records the answers.
+list cursor, the scenario's `client` section); the step handlers
+(`parity.driver.dispatch`) send what they build and record the answers.
 """
 
 from __future__ import annotations
@@ -12,19 +12,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from parity.driver.step_errors import ScriptError
 from parity.scenario.model import Step
 
 PROTOCOL_VERSION = 1
 CLIENT_INFO = {"name": "acp-parity", "version": "0.1.0"}
 
 _PLACEHOLDER = re.compile(r"\{(workdir|home|tmp|(?:session|request):[^{}\s]+)\}")
-
-
-class ScriptError(Exception):
-    """A step the driver cannot carry out as written (unknown session name, ...).
-
-    Schema validation catches most mistakes before a run; these are the ones only the
-    run can see, such as a session name whose `new_session` failed."""
 
 
 def substitute(value: Any, lookup: Callable[[str], str]) -> Any:
