@@ -23,6 +23,7 @@ from parity.config import Config, load_config
 from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError
+from parity.transcript import Transcript
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -162,8 +163,10 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     views = [(t, model_view(v) if args.model else without_model(v), r) for t, v, r in views]
     if args.raw:
-        for title, _, result in views:
-            transcript = result.transcript if result is not None else {}
+        for (title, _, result), name in zip(views, names, strict=True):
+            # A recorded snapshot has no transcript: its tails say there is nothing.
+            empty = Transcript(scenario=scenario.name, target=name, run_id="")
+            transcript = result.transcript if result is not None else empty
             print(f"--- {title}: raw transcript tail")
             print(report.transcript_tail(transcript, frames=args.frames))
             print(f"--- {title}: stderr tail")

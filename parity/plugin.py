@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from parity.diff import ParityReport
     from parity.problems import Judged
     from parity.runner import Runner, RunResult
+    from parity.transcript import Transcript
 
 SUFFIXES = (".yaml", ".yml")
 PARITY_MARK = "parity"
@@ -696,7 +697,7 @@ class ParityItem(ScenarioItem):
         super().__init__(**kwargs)
         self.reference = reference
 
-    def _view(self, target: str) -> tuple[Any, dict[str, Any] | None, str]:
+    def _view(self, target: str) -> tuple[Any, Transcript | None, str]:
         """(view, transcript or None, note): a live run, else the recorded snapshot;
         `--require-targets` fails the check only where it would otherwise skip."""
         self.unavailable(target, required_fails=False)  # undeclared targets fail here

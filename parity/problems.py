@@ -20,20 +20,20 @@ as one list of `Problem`s (a short `kind` and a message naming the step, 1-based
 ones (listed in the summary with their reasons) and stale `expect_problems` entries
 (declared for this target, matching nothing: they fail like stale diverge rules).
 
-Pure functions over the transcript (`Transcript` or its `to_dict()` form) and the
-scenario; the driver's and the fake's problem texts are classified here by their
-wording, and a text this module does not recognise is kind `other`, never dropped.
+Pure functions over the transcript and the scenario; the driver's and the fake's
+problem texts are classified here by their wording, and a text this module does not
+recognise is kind `other`, never dropped.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from parity.scenario.model import ExpectedProblem, Scenario
-from parity.transcript import Transcript
+from parity.transcript import Frame, StepRecord, Transcript
 
 KINDS: dict[str, str] = {
     "timeout": "a step got no response (or a `wait` not its updates) within its timeout",
@@ -177,28 +177,23 @@ def _llm_kind(problem: str) -> str:
 # -- the collector ---------------------------------------------------------------------
 
 
-def _plain(transcript: Transcript | Mapping[str, Any]) -> Mapping[str, Any]:
-    return transcript.to_dict() if isinstance(transcript, Transcript) else transcript
-
-
 class _Steps:
     """Step records of the transcript: labels, and which step a frame or time is in."""
 
-    def __init__(self, steps: Sequence[Mapping[str, Any]], frames: Sequence[Mapping[str, Any]]):
+    def __init__(self, steps: Sequence[StepRecord], frames: Sequence[Frame]):
         self.steps = list(steps)
         self.frames = frames
 
     def name(self, index: int) -> str:
         """`step 3 (prompt s1 "go")` for the 0-based record index."""
-        step = self.steps[index] if 0 <= index < len(self.steps) else {}
-        label = step.get("label")
+        label = self.steps[index].label if 0 <= index < len(self.steps) else ""
         return f"step {index + 1} ({label})" if label else f"step {index + 1}"
 
     def prefix(self, index: int | None, text: str) -> str:
         """`text` introduced by the step it is about (without repeating the label)."""
         if index is None:
             return text
-        label = str(self.steps[index].get("label", "")) if index < len(self.steps) else ""
+        label = self.steps[index].label if index < len(self.steps) else ""
         if label and label in text:
             return f"step {index + 1}: {text}"
         return f"{self.name(index)}: {text}"
@@ -207,31 +202,25 @@ class _Steps:
         """The innermost step that recorded frame `seq`, else the last one begun before it."""
         found = None
         for i, step in enumerate(self.steps):
-            if seq in (step.get("frames") or ()):
+            if seq in step.frames:
                 found = i  # children follow their parallel parent: the last match is inner
         if found is not None:
             return found
-        t = self.frames[seq].get("t") if 0 <= seq < len(self.frames) else None
-        return self.at(t) if isinstance(t, int | float) else None
+        return self.at(self.frames[seq].t) if 0 <= seq < len(self.frames) else None
 
     def at(self, t: float) -> int | None:
         """The innermost step running at time `t`, else the last one begun before it."""
-        running = [
-            i
-            for i, s in enumerate(self.steps)
-            if float(s.get("t_start", 0.0)) <= t <= float(s.get("t_end", 0.0))
-        ]
+        running = [i for i, s in enumerate(self.steps) if s.t_start <= t <= s.t_end]
         if running:
             return running[-1]
-        begun = [i for i, s in enumerate(self.steps) if float(s.get("t_start", 0.0)) <= t]
+        begun = [i for i, s in enumerate(self.steps) if s.t_start <= t]
         return begun[-1] if begun else None
 
 
-def run_problems(scenario: Scenario, transcript: Transcript | Mapping[str, Any]) -> list[Problem]:
+def run_problems(scenario: Scenario, t: Transcript) -> list[Problem]:
     """Every problem of one run, in the order: steps, run level, fake LLM, approvals,
     unused script entries. Pure."""
-    t = _plain(transcript)
-    steps = _Steps(t.get("steps") or [], t.get("frames") or [])
+    steps = _Steps(t.steps, t.frames)
     out: list[Problem] = []
     out += _step_problems(steps)
     run_level = _run_problems(t, steps)
@@ -247,12 +236,12 @@ def run_problems(scenario: Scenario, transcript: Transcript | Mapping[str, Any])
 
 def _step_problems(steps: _Steps) -> list[Problem]:
     out = []
-    with_problem = {i for i, s in enumerate(steps.steps) if s.get("problem")}
+    with_problem = {i for i, s in enumerate(steps.steps) if s.problem}
     for i, step in enumerate(steps.steps):
-        text = step.get("problem")
-        if not isinstance(text, str) or not text:
+        text = step.problem
+        if not text:
             continue
-        if step.get("kind") == "parallel" and text.startswith("a parallel step failed: "):
+        if step.kind == "parallel" and text.startswith("a parallel step failed: "):
             # The failing branch has the problem itself; the block only repeats it.
             if any(j > i and j in with_problem for j in range(len(steps.steps))):
                 continue
@@ -264,11 +253,10 @@ def _step_problems(steps: _Steps) -> list[Problem]:
     return out
 
 
-def _run_problems(t: Mapping[str, Any], steps: _Steps) -> list[Problem]:
+def _run_problems(t: Transcript, steps: _Steps) -> list[Problem]:
     out = []
     calls: dict[str, int] = {}
-    for text in t.get("problems") or []:
-        text = str(text)
+    for text in t.problems:
         flood = _FLOOD.match(text)
         if flood:
             out.append(Problem(_FLOOD_KINDS.get(flood.group(1), "other"), text))
@@ -290,60 +278,57 @@ def _run_problems(t: Mapping[str, Any], steps: _Steps) -> list[Problem]:
     return out
 
 
-def _nth_request_step(t: Mapping[str, Any], steps: _Steps, method: str, n: int) -> int | None:
+def _nth_request_step(t: Transcript, steps: _Steps, method: str, n: int) -> int | None:
     """The step of the agent's `n`-th (0-based) request with `method`."""
     found = 0
-    for frame in t.get("frames") or []:
-        msg = frame.get("message")
-        if frame.get("direction") == "in" and isinstance(msg, dict) and msg.get("method") == method:
+    for frame in t.frames:
+        msg = frame.message
+        if frame.direction == "in" and isinstance(msg, dict) and msg.get("method") == method:
             if found == n:
-                return steps.of_frame(int(frame.get("seq", 0)))
+                return steps.of_frame(frame.seq)
             found += 1
     return None
 
 
-def _dialect_problems(t: Mapping[str, Any], steps: _Steps) -> list[Problem]:
+def _dialect_problems(t: Transcript, steps: _Steps) -> list[Problem]:
     """A target's `dialect` says what it speaks; a model call in another one means the
     declaration is wrong (or the agent changed), reported once per dialect seen."""
     from parity.fakellm.canonical import dialect_of
 
-    declared = t.get("dialect")
+    declared = t.dialect
     if not declared:
         return []
     out: list[Problem] = []
     seen: set[str] = set()
-    for req in t.get("model_requests") or []:
-        spoken = dialect_of(str(req.get("path", "")))
+    for req in t.model_requests:
+        spoken = dialect_of(req.path)
         if spoken is None or spoken == declared or spoken in seen:
             continue
         seen.add(spoken)
         text = (
             f"the target declares dialect {declared}, but the agent's model calls came as "
-            f'{spoken} ({req.get("path")}): set `dialect = "{spoken}"` for it'
+            f'{spoken} ({req.path}): set `dialect = "{spoken}"` for it'
         )
-        t_req = req.get("t")
-        index = steps.at(float(t_req)) if isinstance(t_req, int | float) else None
+        index = steps.at(req.t)
         out.append(
             Problem("dialect", steps.prefix(index, text), None if index is None else index + 1)
         )
     return out
 
 
-def _model_problems(t: Mapping[str, Any], steps: _Steps) -> list[Problem]:
+def _model_problems(t: Transcript, steps: _Steps) -> list[Problem]:
     out = []
-    for req in t.get("model_requests") or []:
-        problem = req.get("problem")
+    for req in t.model_requests:
+        problem = req.problem
         if not problem:
             continue
-        problem = str(problem)
         kind = _llm_kind(problem)
-        what = f"{req.get('method', 'POST')} {req.get('path', '?')}"
+        what = f"{req.method} {req.path}"
         if kind == "left-open":
             text = f"the fake LLM's {what} was still open when the run ended"
         else:
-            text = f"the fake LLM answered {what} with {req.get('status', '?')}: {problem}"
-        t_req = req.get("t")
-        index = steps.at(float(t_req)) if isinstance(t_req, int | float) else None
+            text = f"the fake LLM answered {what} with {req.status}: {problem}"
+        index = steps.at(req.t)
         out.append(Problem(kind, steps.prefix(index, text), None if index is None else index + 1))
     return out
 
@@ -369,18 +354,18 @@ class _Permission:
     used: bool = False
 
 
-def _permissions(t: Mapping[str, Any]) -> list[_Permission]:
+def _permissions(t: Transcript) -> list[_Permission]:
     """Every session/request_permission the agent sent, with whether it was granted."""
     answers: dict[Any, Any] = {}
-    for frame in t.get("frames") or []:
-        msg = frame.get("message")
-        outgoing = frame.get("direction") == "out" and isinstance(msg, dict)
+    for frame in t.frames:
+        msg = frame.message
+        outgoing = frame.direction == "out" and isinstance(msg, dict)
         if outgoing and "method" not in msg and isinstance(msg.get("id"), str | int):
             answers.setdefault(msg["id"], msg)
     out = []
-    for frame in t.get("frames") or []:
-        msg = frame.get("message")
-        if not (frame.get("direction") == "in" and isinstance(msg, dict)):
+    for frame in t.frames:
+        msg = frame.message
+        if not (frame.direction == "in" and isinstance(msg, dict)):
             continue
         if msg.get("method") != "session/request_permission" or "id" not in msg:
             continue
@@ -389,35 +374,33 @@ def _permissions(t: Mapping[str, Any]) -> list[_Permission]:
         call_id = call.get("toolCallId") if isinstance(call, dict) else None
         req_id = msg["id"] if isinstance(msg["id"], str | int) else None
         allowed = _allowed(answers.get(req_id), params)
-        out.append(_Permission(float(frame.get("t", 0.0)), call_id, allowed))
+        out.append(_Permission(frame.t, call_id, allowed))
     return out
 
 
-def _approval_problems(scenario: Scenario, t: Mapping[str, Any], steps: _Steps) -> list[Problem]:
+def _approval_problems(scenario: Scenario, t: Transcript, steps: _Steps) -> list[Problem]:
     ask = {tool.name for tool in scenario.tools if tool.approval == "ask"}
     if not ask:
         return []
     calls = [
         r
-        for r in t.get("model_requests") or []
-        if r.get("path") == "/tools/call"
-        and isinstance(r.get("body"), dict)
-        and r["body"].get("name") in ask
+        for r in t.model_requests
+        if r.path == "/tools/call" and isinstance(r.body, dict) and r.body.get("name") in ask
     ]
     if not calls:
         return []
     permissions = _permissions(t)
-    call_ids = {r["body"].get("callId") for r in calls}
+    call_ids = {r.body.get("callId") for r in calls}
     out = []
-    for req in sorted(calls, key=lambda r: float(r.get("t", 0.0))):
-        body = req["body"]
-        at = float(req.get("t", 0.0))
+    for req in sorted(calls, key=lambda r: r.t):
+        body = req.body
+        at = req.t
         before = [p for p in permissions if not p.used and p.t <= at]
         # Linked by the tool call id where the agent forwards it (DSH family); an MCP
         # call carries its own id, so it takes the earliest permission no other call owns.
         mine = [p for p in before if p.call_id == body.get("callId")]
         mine = mine or [p for p in before if p.call_id not in call_ids]
-        via = "MCP tools/call" if req.get("dialect") == "mcp" else "/tools/call"
+        via = "MCP tools/call" if req.dialect == "mcp" else "/tools/call"
         what = f"fixture tool `{body.get('name')}` (approval: ask) was called via {via}"
         what += f" ({body.get('callId')})" if body.get("callId") else ""
         index = steps.at(at)
@@ -434,15 +417,11 @@ def _approval_problems(scenario: Scenario, t: Mapping[str, Any], steps: _Steps) 
     return out
 
 
-def _unused_entries(scenario: Scenario, t: Mapping[str, Any]) -> list[Problem]:
+def _unused_entries(scenario: Scenario, t: Transcript) -> list[Problem]:
     if not scenario.llm:
         return []
-    script = scenario.script_for(str(t.get("target", "")))
-    used = {
-        r.get("entry")
-        for r in t.get("model_requests") or []
-        if not r.get("side") and r.get("entry") is not None
-    }
+    script = scenario.script_for(t.target)
+    used = {r.entry for r in t.model_requests if not r.side and r.entry is not None}
     positions = {id(e): i for i, e in enumerate(scenario.llm)}
     out = []
     for index, entry in enumerate(script):

@@ -1,7 +1,7 @@
 """Pure rendering of run results: the summary table, failure tails, side-by-side views.
 
-Everything here takes plain data (outcome records, `Transcript.to_dict()` forms) and
-returns text, so the plugin and the CLI share one rendering and tests need no process.
+Everything here takes plain data (outcome records, transcripts) and returns text, so
+the plugin and the CLI share one rendering and tests need no process.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from parity.transcript import Transcript
 
 Status = Literal["pass", "fail", "skip", "differs", "new"]
 Kind = Literal["target", "parity"]
@@ -147,19 +149,17 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def transcript_tail(transcript: Mapping[str, Any], frames: int = 20, width: int = 240) -> str:
+def transcript_tail(transcript: Transcript, frames: int = 20, width: int = 240) -> str:
     """The last `frames` raw frames of a transcript, one per line, with direction."""
-    rows = transcript.get("frames", [])[-frames:]
+    rows = transcript.frames[-frames:]
     out = [
-        f"  #{f['seq']} {'->' if f['direction'] == 'out' else '<-'} {_clip(f['raw'], width)}"
-        + (f"  [parse error: {f['parse_error']}]" if f.get("parse_error") else "")
+        f"  #{f.seq} {'->' if f.direction == 'out' else '<-'} {_clip(f.raw, width)}"
+        + (f"  [parse error: {f.parse_error}]" if f.parse_error else "")
         for f in rows
     ]
-    problems = list(transcript.get("problems", []))
+    problems = list(transcript.problems)
     problems += [
-        f"step {s['index'] + 1} ({s['label']}): {s['problem']}"
-        for s in transcript.get("steps", [])
-        if s.get("problem")
+        f"step {s.index + 1} ({s.label}): {s.problem}" for s in transcript.steps if s.problem
     ]
     if problems:
         out.append("  problems:")
@@ -167,22 +167,22 @@ def transcript_tail(transcript: Mapping[str, Any], frames: int = 20, width: int 
     return "\n".join(out) if out else "  (no frames)"
 
 
-def stderr_tail(transcript: Mapping[str, Any], lines: int = 30) -> str:
+def stderr_tail(transcript: Transcript, lines: int = 30) -> str:
     """The end of each agent process's stderr, with its exit status."""
     out = []
-    for i, proc in enumerate(transcript.get("processes", [])):
-        status = f"exit {proc.get('exit_code')}"
-        if proc.get("signal"):
-            status += f", signal {proc['signal']}"
-        if proc.get("stopped_by"):
-            status += f", stopped by {proc['stopped_by']}"
+    for i, proc in enumerate(transcript.processes):
+        status = f"exit {proc.exit_code}"
+        if proc.signal:
+            status += f", signal {proc.signal}"
+        if proc.stopped_by:
+            status += f", stopped by {proc.stopped_by}"
         out.append(f"  process {i} ({status}):")
-        text = proc.get("stderr_tail", "").rstrip("\n").splitlines()[-lines:]
+        text = proc.stderr_tail.rstrip("\n").splitlines()[-lines:]
         out += [f"    {line}" for line in text] or ["    (empty)"]
     return "\n".join(out) if out else "  (no process started)"
 
 
-def failure_text(headline: str, diff: str, transcripts: Mapping[str, Mapping[str, Any]]) -> str:
+def failure_text(headline: str, diff: str, transcripts: Mapping[str, Transcript]) -> str:
     """What a failing item shows: the categorized diff first, then per target the raw
     transcript tail and the agent's stderr tail."""
     parts = [headline, "", diff.rstrip()]

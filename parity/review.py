@@ -24,12 +24,13 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from parity.config import Config
+from parity.transcript import Transcript
 
 if TYPE_CHECKING:
     from parity.runner import Runner
@@ -61,18 +62,17 @@ ANSWERS: dict[str, Decision] = {
 }
 
 
-def blocking_problems(scenario: Scenario, target: str, transcript: Mapping[str, Any]) -> list[str]:
+def blocking_problems(scenario: Scenario, target: str, transcript: Transcript) -> list[str]:
     """What went wrong in a run (`RunResult.transcript`); a run with any is never accepted.
 
-    For now the transcript's run-level `problems` and every step's `problem`. This is the
-    one place the check lives, shaped for the harness's richer `run_problems(scenario,
-    transcript)` (`parity.problems`) to take over when it lands: its unexpected problems
-    for `target` (`judge(..., scenario.expect_problems, target).unexpected`) would be
-    these."""
-    out = [str(p) for p in transcript.get("problems") or []]
-    for step in transcript.get("steps") or []:
-        if isinstance(step, Mapping) and step.get("problem"):
-            out.append(f"{step.get('label') or step.get('kind') or 'step'}: {step['problem']}")
+    The transcript's run-level `problems` and every step's `problem`. This is the one
+    place the check lives; the richer `run_problems(scenario, transcript)` of
+    `parity.checks.problems` (unexpected problems for `target`, after
+    `scenario.expect_problems`) could take it over."""
+    out = list(transcript.problems)
+    for step in transcript.steps:
+        if step.problem:
+            out.append(f"{step.label or step.kind or 'step'}: {step.problem}")
     return out
 
 

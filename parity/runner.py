@@ -49,8 +49,8 @@ class RunResult:
     target: str
     view: Any
     """The normalized view (the snapshot's content)."""
-    transcript: dict[str, Any]
-    """`Transcript.to_dict()`: frames, steps, model requests, processes, problems."""
+    transcript: Transcript
+    """Frames, steps, model requests, processes, problems."""
     findings: list[str]
     """Conformance findings of the run, rendered (`str(Finding)`), in frame order."""
 
@@ -207,21 +207,20 @@ class Runner:
         with self._locked(key) as path:
             if path is not None and path.exists():
                 data = json.loads(path.read_text(encoding="utf-8"))
-                return RunResult(
-                    scenario.name, target, data["view"], data["transcript"], data["findings"]
-                )
+                transcript = Transcript.from_dict(data["transcript"])
+                return RunResult(scenario.name, target, data["view"], transcript, data["findings"])
             transcript = self.execute(scenario, target)
             result = RunResult(
                 scenario.name,
                 target,
                 normalized(scenario, transcript),
-                transcript.to_dict(),
+                transcript,
                 conformance_findings(transcript),
             )
             if path is not None:
                 blob = {
                     "view": result.view,
-                    "transcript": result.transcript,
+                    "transcript": result.transcript.to_dict(),
                     "findings": result.findings,
                 }
                 tmp = path.with_suffix(".tmp")

@@ -9,6 +9,7 @@ import yaml
 from parity import report as r
 from parity.report import Outcome
 from parity.snapshot import dump_view, load_view, snapshot_path
+from parity.transcript import Frame, ProcessRecord, StepRecord, Transcript
 
 NATIVE_WHY = "native unavailable (dsh not found on PATH) and no recorded snapshot"
 
@@ -58,18 +59,21 @@ def test_parity_notes_count_checks_that_did_not_run_with_their_reasons() -> None
     assert r.summary_table([]) == ["no scenario items ran"]
 
 
-TRANSCRIPT = {
-    "frames": [
-        {"seq": i, "direction": "out" if i % 2 == 0 else "in", "raw": f"frame {i}"}
+TRANSCRIPT = Transcript(
+    scenario="s",
+    target="plus",
+    run_id="r",
+    frames=[
+        Frame(seq=i, t=0.0, direction="out" if i % 2 == 0 else "in", raw=f"frame {i}")
         for i in range(30)
     ]
-    + [{"seq": 30, "direction": "in", "raw": "garbage", "parse_error": "not JSON"}],
-    "steps": [{"index": 2, "label": 'prompt s1 "go"', "problem": "timed out after 15 s"}],
-    "problems": ["agent exited with code 3"],
-    "processes": [
-        {"exit_code": 3, "signal": None, "stopped_by": "exit", "stderr_tail": "a\nb\nboom\n"}
+    + [Frame(seq=30, t=0.0, direction="in", raw="garbage", parse_error="not JSON")],
+    steps=[
+        StepRecord(index=2, kind="prompt", label='prompt s1 "go"', problem="timed out after 15 s")
     ],
-}
+    problems=["agent exited with code 3"],
+    processes=[ProcessRecord(argv=[], exit_code=3, stopped_by="exit", stderr_tail="a\nb\nboom\n")],
+)
 
 
 def test_failure_text_puts_the_diff_first_then_transcript_and_stderr_tails() -> None:

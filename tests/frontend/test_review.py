@@ -11,6 +11,7 @@ import pytest
 
 from frontend.project import Project, child_env
 from parity.review import PROMPT, PROMPT_BLOCKED, blocking_problems
+from parity.transcript import StepRecord, Transcript
 
 BROKEN = """\
 [targets.broken]
@@ -216,15 +217,21 @@ def test_blocking_problems_are_the_run_level_and_step_problems(project: Project)
     from parity.scenario.load import load_scenario
 
     scenario = load_scenario(project.root / "scenarios/demo/text.yaml")
-    transcript = {
-        "problems": ["run timed out after 5s"],
-        "steps": [
-            {"label": "initialize", "problem": None},
-            {"label": 'prompt s1 "go"', "problem": "no response within 3s"},
+    transcript = Transcript(
+        scenario="demo/text",
+        target="mini",
+        run_id="r",
+        problems=["run timed out after 5s"],
+        steps=[
+            StepRecord(index=0, kind="initialize", label="initialize"),
+            StepRecord(
+                index=1, kind="prompt", label='prompt s1 "go"', problem="no response within 3s"
+            ),
         ],
-    }
+    )
     assert blocking_problems(scenario, "mini", transcript) == [
         "run timed out after 5s",
         'prompt s1 "go": no response within 3s',
     ]
-    assert blocking_problems(scenario, "mini", {"problems": [], "steps": [{"label": "x"}]}) == []
+    clean = Transcript("demo/text", "mini", "r", steps=[StepRecord(index=0, kind="x", label="x")])
+    assert blocking_problems(scenario, "mini", clean) == []

@@ -16,6 +16,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,7 @@ from parity.problems import KINDS, Problem, judge, run_problems
 from parity.scenario.load import build_scenario
 from parity.scenario.model import ExpectedProblem, Scenario
 from parity.scenario.schema_findings import schema
+from parity.transcript import ModelRequest, StepRecord, Transcript
 
 AGENTS = Path(__file__).parent / "agents"
 
@@ -441,17 +443,9 @@ def _scenario(tmp_path: Path, extra: str = "") -> Scenario:
     )
 
 
-def _transcript(**fields: object) -> dict[str, object]:
+def _transcript(**fields: Any) -> Transcript:
     steps = [
-        {
-            "index": i,
-            "kind": k,
-            "label": lbl,
-            "problem": None,
-            "frames": [],
-            "t_start": t,
-            "t_end": t + 1,
-        }
+        StepRecord(index=i, kind=k, label=lbl, t_start=t, t_end=t + 1)
         for i, (k, lbl, t) in enumerate(
             [
                 ("initialize", "initialize", 0.0),
@@ -460,15 +454,7 @@ def _transcript(**fields: object) -> dict[str, object]:
             ]
         )
     ]
-    base: dict[str, object] = {
-        "target": "plus",
-        "steps": steps,
-        "frames": [],
-        "model_requests": [],
-        "problems": [],
-    }
-    base.update(fields)
-    return base
+    return Transcript(scenario="x", target="plus", run_id="r", steps=steps, **fields)
 
 
 def test_driver_texts_are_classified(tmp_path: Path) -> None:
@@ -497,15 +483,16 @@ def test_driver_texts_are_classified(tmp_path: Path) -> None:
 
 def test_a_request_still_open_when_the_run_ended_is_left_open(tmp_path: Path) -> None:
     scenario = _scenario(tmp_path, "llm:\n  - then: hang\n")
-    request = {
-        "method": "POST",
-        "path": "/stream",
-        "status": 200,
-        "t": 2.5,
-        "entry": 0,
-        "side": False,
-        "problem": "run closed",
-    }
+    request = ModelRequest(
+        seq=0,
+        t=2.5,
+        method="POST",
+        path="/stream",
+        dialect="parity-stream",
+        body=None,
+        entry=0,
+        problem="run closed",
+    )
     (found,) = run_problems(scenario, _transcript(model_requests=[request]))
     assert found == Problem(
         "left-open",
@@ -518,27 +505,18 @@ def test_a_parallel_block_reports_its_failing_branch_once(tmp_path: Path) -> Non
     scenario = _scenario(tmp_path)
     problem = 'no response to prompt s1 "x" within the response timeout (1 s)'
     t = _transcript()
-    steps = t["steps"]
-    assert isinstance(steps, list)
-    steps += [
-        {
-            "index": 3,
-            "kind": "parallel",
-            "label": "parallel",
-            "problem": "a parallel step failed: " + problem,
-            "frames": [],
-            "t_start": 3.0,
-            "t_end": 4.0,
-        },
-        {
-            "index": 4,
-            "kind": "prompt",
-            "label": 'prompt s1 "x"',
-            "problem": problem,
-            "frames": [],
-            "t_start": 3.0,
-            "t_end": 4.0,
-        },
+    t.steps += [
+        StepRecord(
+            index=3,
+            kind="parallel",
+            label="parallel",
+            problem="a parallel step failed: " + problem,
+            t_start=3.0,
+            t_end=4.0,
+        ),
+        StepRecord(
+            index=4, kind="prompt", label='prompt s1 "x"', problem=problem, t_start=3.0, t_end=4.0
+        ),
     ]
     found = run_problems(scenario, t)
     assert [str(p) for p in found] == [
@@ -582,9 +560,9 @@ def test_trigger_and_outcome_words() -> None:
 def test_model_calls_in_another_dialect_than_declared_are_a_problem(tmp_path: Path) -> None:
     scenario = _scenario(tmp_path)
     calls = [
-        {"seq": 0, "t": 2.5, "method": "POST", "path": "/v1/responses", "dialect": "x"},
-        {"seq": 1, "t": 2.6, "method": "POST", "path": "/v1/responses", "dialect": "x"},
-        {"seq": 2, "t": 2.7, "method": "GET", "path": "/v1/models", "dialect": "x"},
+        ModelRequest(seq=0, t=2.5, method="POST", path="/v1/responses", dialect="x", body=None),
+        ModelRequest(seq=1, t=2.6, method="POST", path="/v1/responses", dialect="x", body=None),
+        ModelRequest(seq=2, t=2.7, method="GET", path="/v1/models", dialect="x", body=None),
     ]
     found = run_problems(scenario, _transcript(dialect="openai-chat", model_requests=calls))
     assert [(p.kind, p.step) for p in found] == [("dialect", 3)]  # once, at the prompt
