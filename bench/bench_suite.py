@@ -37,7 +37,8 @@ from parity.diff import compare
 from parity.runner import Runner, normalized
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Scenario
-from parity.snapshot import dump_view, snapshot_path
+from parity.snapshot import snapshot_path
+from parity.view.dump import dump_view
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_SHARE = 0.10

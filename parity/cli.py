@@ -24,6 +24,7 @@ from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError
 from parity.transcript import Transcript
+from parity.view.calibrate import PathT, differing_paths, mask_proposal
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -150,7 +151,7 @@ def _findings_comment(config: Config, name: str, result: Any) -> str:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from parity.snapshot import dump_view
+    from parity.view.dump import dump_view
 
     config = _config(args)
     scenario = _load(config, args.scenario)
@@ -158,8 +159,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if len(names) > 2:
         raise SystemExit("parity show: at most two targets (side by side)")
     views = _views(config, scenario, names)
-    # The model requests only with --model, and then only them (parity.model_view).
-    from parity.model_view import model_view, without_model
+    # The model requests only with --model, and then only them (parity.view.model_view).
+    from parity.view.model_view import model_view, without_model
 
     views = [(t, model_view(v) if args.model else without_model(v), r) for t, v, r in views]
     if args.raw:
@@ -232,10 +233,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if why is not None:
             raise SystemExit(f"parity calibrate: {name} cannot run: {why}")
         views = [runner.result(scenario, name).view for _ in range(args.runs)]
-    found: list[report.PathT] = []
+    found: list[PathT] = []
     for other in views[1:]:
-        found += [p for p in report.differing_paths(views[0], other) if p not in found]
-    print(report.mask_proposal(found, name, args.runs))
+        found += [p for p in differing_paths(views[0], other) if p not in found]
+    print(mask_proposal(found, name, args.runs))
     return 0
 
 

@@ -33,8 +33,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from parity.acp_schema import Kind, load_schema, method_defs
-from parity.normalize import frame_steps
 from parity.transcript import Transcript
+from parity.view.ownership import frame_steps
 
 MAX_MESSAGE = 300
 

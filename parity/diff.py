@@ -29,7 +29,7 @@ from deepdiff import DeepDiff
 
 from parity.scenario.model import Rule
 from parity.scenario.selectors import Path, format_path, select
-from parity.semantic import merge_chunks
+from parity.view.semantic import merge_chunks
 
 STOP_REASON = "stop reason"
 ERROR = "error"

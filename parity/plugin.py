@@ -631,7 +631,8 @@ class TargetItem(ScenarioItem):
         from syrupy.assertion import SnapshotAssertion
         from syrupy.location import PyTestLocation
 
-        from parity.snapshot import ParitySnapshotExtension, dump_view
+        from parity.snapshot import ParitySnapshotExtension
+        from parity.view.dump import dump_view
 
         text = dump_view(result.view)
         assertion = SnapshotAssertion(
@@ -752,7 +753,7 @@ class ParityItem(ScenarioItem):
 def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> ParityReport:
     """The categorized diff of two serialized views (the diff module's report)."""
     from parity.diff import compare
-    from parity.snapshot import load_view
+    from parity.view.dump import load_view
 
     result = compare(
         load_view(old),

@@ -126,7 +126,7 @@ def diff_record(report: ParityReport, against: str) -> dict[str, Any]:
 def view_record(view: Any, source: str) -> dict[str, Any]:
     """A normalized view as the report shows it: its YAML (as in a snapshot) without
     the model requests, and those apart (`{"model": [...]}`), collapsed in the page."""
-    from parity.snapshot import dump_view
+    from parity.view.dump import dump_view
 
     if not isinstance(view, dict):
         return {"source": source, "text": dump_view(view), "model": "", "requests": 0}

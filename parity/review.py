@@ -145,7 +145,8 @@ def collect(
     say what was not reviewed and why (an invalid file, a target that cannot run here)."""
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
-    from parity.snapshot import dump_view, snapshot_path
+    from parity.snapshot import snapshot_path
+    from parity.view.dump import dump_view
 
     pending: list[Pending] = []
     notes: list[str] = []
@@ -207,7 +208,7 @@ def _trim(lines: list[str], limit: int, what: str) -> list[str]:
 def describe(item: Pending, index: int, total: int) -> str:
     """One review item: header, what changed, and the run's problems and findings."""
     from parity.diff import compare
-    from parity.snapshot import load_view
+    from parity.view.dump import load_view
 
     lines = [f"[{index}/{total}] {item.scenario.name} :: {item.target} ({item.kind})"]
     if item.recorded is None:

@@ -33,12 +33,12 @@ from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
 from parity.fakellm import FakeLLMThread
-from parity.normalize import scripted_tool_call_ids, view
 from parity.scenario.model import Scenario
 from parity.snapshot import read_view
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
 from parity.transcript import Transcript
+from parity.view.normalize import scripted_tool_call_ids, view
 
 
 @dataclass(frozen=True)

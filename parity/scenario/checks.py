@@ -53,7 +53,8 @@ def _targets(data: dict[str, Any], default: Sequence[str]) -> list[str]:
 
 
 def _selector_problem(selector: str) -> str | None:
-    """Why `selector` does not parse, per the grammar in `parity.selectors`; None if it does."""
+    """Why `selector` does not parse, per the grammar in `parity.scenario.selectors`;
+    None if it does."""
     try:
         parse_selector(selector)
     except ValueError as exc:

@@ -8,8 +8,10 @@ import yaml
 
 from parity import report as r
 from parity.report import Outcome
-from parity.snapshot import dump_view, load_view, snapshot_path
+from parity.snapshot import snapshot_path
 from parity.transcript import Frame, ProcessRecord, StepRecord, Transcript
+from parity.view.calibrate import differing_paths, mask_proposal
+from parity.view.dump import dump_view, load_view
 
 NATIVE_WHY = "native unavailable (dsh not found on PATH) and no recorded snapshot"
 
@@ -97,9 +99,9 @@ def test_side_by_side_aligns_inserted_lines() -> None:
 def test_differing_paths_and_mask_proposal() -> None:
     a = {"steps": [{"result": {"_meta": {"nonce": "1"}, "ok": True}}], "x": [1, 2]}
     b = {"steps": [{"result": {"_meta": {"nonce": "2"}, "ok": True}}], "x": [1], "y": 0}
-    paths = r.differing_paths(a, b)
+    paths = differing_paths(a, b)
     assert paths == [("steps", 0, "result", "_meta", "nonce"), ("x", 1), ("y",)]
-    proposal = yaml.safe_load(r.mask_proposal(paths[:1], "plus", 3))
+    proposal = yaml.safe_load(mask_proposal(paths[:1], "plus", 3))
     assert proposal == {
         "masks": [
             {
@@ -109,7 +111,7 @@ def test_differing_paths_and_mask_proposal() -> None:
             }
         ]
     }
-    assert "no mask needed" in r.mask_proposal([], "plus", 2)
+    assert "no mask needed" in mask_proposal([], "plus", 2)
 
 
 def test_snapshot_yaml_is_readable_and_round_trips() -> None:

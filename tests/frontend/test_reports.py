@@ -22,7 +22,7 @@ from parity.html_report import esc, line_spans, page_paths, render_report
 from parity.junit import render_junit, xml_text
 from parity.report import Outcome
 from parity.scenario.model import Rule
-from parity.snapshot import dump_view
+from parity.view.dump import dump_view
 
 
 def _diff(*paths: tuple[str, str], stale: tuple[str, ...] = ()) -> dict[str, Any]:

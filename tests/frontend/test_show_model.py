@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from frontend.project import AGENT, Project, mini_target
-from parity.model_view import model_requests, model_view, without_model
+from parity.view.model_view import model_requests, model_view, without_model
 
 ECHO = {"name": "echo", "description": "Echo.", "parameters": {"type": "object"}}
 MORE = {"name": "more", "description": "More.", "parameters": {"type": "object"}}

@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 from wirebuild import Wire, chunk
 
-from parity.normalize import semantic_updates, view
 from parity.scenario.model import Rule
 from parity.scenario.selectors import format_path, parse_selector, select
 from parity.view.masks import MASKED, apply_masks, unmatched_masks
+from parity.view.normalize import view
+from parity.view.semantic import semantic_updates
 
 S1 = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
 

@@ -15,10 +15,10 @@ from parity.diff import compare
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
-from parity.normalize import view
 from parity.scenario.model import Rule, Scenario, Step, Where
 from parity.targets.launch import Launch
 from parity.transcript import Transcript
+from parity.view.normalize import view
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 

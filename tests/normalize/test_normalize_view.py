@@ -9,7 +9,9 @@ import pytest
 import yaml
 from wirebuild import Wire, chunk
 
-from parity.normalize import date_spellings, frame_steps, run_dates, view
+from parity.view.normalize import view
+from parity.view.ownership import frame_steps
+from parity.view.tokens import date_spellings, run_dates
 
 S1 = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
 S2 = "7a1e2f3d-4c5b-4a69-8877-665544332211"
@@ -411,7 +413,7 @@ def test_run_dates_cover_today_and_yesterday_in_utc_and_local_time() -> None:
 
 
 def test_semantic_links_an_agents_own_tool_call_ids_to_the_scripted_ones() -> None:
-    from parity.semantic import link_tool_calls
+    from parity.view.semantic import link_tool_calls
 
     own = {
         "steps": [

@@ -3,7 +3,7 @@
 `Tokens` numbers ids per kind in order of first appearance (`<session:1>`, `<message:2>`,
 any other UUID `<uuid:n>`) and scrubs values and free text of ids, the run's paths
 (`<workdir>`, `<home>`, ...), ISO timestamps (`<time>`) and the run's calendar dates
-(`<date>`). `parity.normalize.view` drives it over a transcript.
+(`<date>`). `parity.view.normalize.view` drives it over a transcript.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Text chunks of one message merge (also across interleaved usage or title updates
 tool call folds into its final state, permission option ids become `<option:KIND>`, an
 agent's own tool call ids are linked to the scripted ones (`link_tool_calls`), and
 `_meta`, usage numbers, side model requests and how processes ended are dropped.
-`parity.normalize.view` applies it after building the exact view; `parity.diff` uses
-`merge_chunks` to compare streamed text.
+`parity.view.normalize.view` applies it after building the exact view; `parity.checks.diff`
+uses `merge_chunks` to compare streamed text.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
-from parity.tokens import hashable as _hashable
+from parity.view.tokens import hashable
 
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 
@@ -108,12 +108,12 @@ def _link_permission_options(request: dict[str, Any]) -> None:
             kinds.setdefault(option["kind"], []).append(option.get("optionId"))
     tokens = {ids[0]: f"<option:{kind}>" for kind, ids in kinds.items() if len(ids) == 1}
     for option in options:
-        if isinstance(option, dict) and _hashable(option.get("optionId")):
+        if isinstance(option, dict) and hashable(option.get("optionId")):
             option["optionId"] = tokens.get(option["optionId"], option["optionId"])
     answer = request.get("answer")
     result = answer.get("result") if isinstance(answer, dict) else None
     outcome = result.get("outcome") if isinstance(result, dict) else None
-    if isinstance(outcome, dict) and _hashable(outcome.get("optionId")):
+    if isinstance(outcome, dict) and hashable(outcome.get("optionId")):
         outcome["optionId"] = tokens.get(outcome["optionId"], outcome["optionId"])
 
 
@@ -159,7 +159,7 @@ def _fold_tools(updates: list[Any]) -> list[Any]:
     state: dict[tuple[Any, Any], dict[str, Any]] = {}
     for u in updates:
         kind = u.get("sessionUpdate") if isinstance(u, dict) else None
-        if kind not in ("tool_call", "tool_call_update") or not _hashable(u.get("toolCallId")):
+        if kind not in ("tool_call", "tool_call_update") or not hashable(u.get("toolCallId")):
             out.append(u)
             continue
         key = (u.get("session"), u.get("toolCallId"))
