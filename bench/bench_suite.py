@@ -32,8 +32,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parity.checks.diff import compare
 from parity.config import load_config
-from parity.diff import compare
 from parity.runner import Runner, normalized
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Scenario

@@ -186,7 +186,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from parity.diff import compare
+    from parity.checks.diff import compare
 
     config = _config(args)
     scenario = _load(config, args.scenario)

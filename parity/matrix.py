@@ -60,7 +60,7 @@ CATEGORY_ORDER = (
     "model request",
     STALE,
 )
-"""`parity.diff.CATEGORIES` (most telling first), then stale rules; a cell names the
+"""`parity.checks.differences.CATEGORIES` (most telling first), then stale rules; a cell names the
 first category its check found, `+N` counting the others."""
 
 ABBREVIATIONS = {

@@ -57,8 +57,8 @@ from parity.scenario.model import Scenario
 from parity.targets.spec import TargetConfigError
 
 if TYPE_CHECKING:
-    from parity.diff import ParityReport
-    from parity.problems import Judged
+    from parity.checks.diff import ParityReport
+    from parity.checks.expected import Judged
     from parity.runner import Runner, RunResult
     from parity.transcript import Transcript
 
@@ -565,7 +565,8 @@ class TargetItem(ScenarioItem):
     def _judge(self, result: RunResult) -> Judged:
         """The run's problems against the scenario's `expect_problems`; the expected ones
         are attached for the summary."""
-        from parity.problems import judge, run_problems
+        from parity.checks.expected import judge
+        from parity.checks.problems import run_problems
 
         judged = judge(
             run_problems(self.scenario, result.transcript),
@@ -588,7 +589,7 @@ class TargetItem(ScenarioItem):
     ) -> tuple[rpt.Status, str, str]:
         """The failure of a run with undeclared problems or stale `expect_problems`:
         the problems, then what happened to the snapshot."""
-        from parity.problems import failure_block
+        from parity.checks.expected import failure_block
 
         rel = self._snapshot_rel()
         counted = []
@@ -716,7 +717,7 @@ class ParityItem(ScenarioItem):
     def check(self) -> None:
         ref_view, ref_transcript, ref_note = self._view(self.reference)
         view, transcript, note = self._view(self.target)
-        from parity.diff import compare
+        from parity.checks.diff import compare
 
         result = compare(
             ref_view,
@@ -752,7 +753,7 @@ class ParityItem(ScenarioItem):
 
 def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> ParityReport:
     """The categorized diff of two serialized views (the diff module's report)."""
-    from parity.diff import compare
+    from parity.checks.diff import compare
     from parity.view.dump import load_view
 
     result = compare(
@@ -849,7 +850,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         write(line)
     for line in rpt.findings_lines(state.findings):
         write(line)
-    from parity.problems import summary_lines
+    from parity.checks.expected import summary_lines
 
     for line in summary_lines(state.expected):
         write(line)

@@ -32,7 +32,8 @@ from parity import report as rpt
 from parity.report import Outcome
 
 if TYPE_CHECKING:
-    from parity.diff import Difference, ParityReport
+    from parity.checks.diff import ParityReport
+    from parity.checks.differences import Difference
     from parity.scenario.model import Rule, Scenario
 
 FORMAT = "acp-parity-results/1"
@@ -74,7 +75,7 @@ def scenario_record(scenario: Scenario, targets: Sequence[str], root: Path) -> d
 
 
 def _value(value: Any) -> str:
-    if type(value).__name__ == "_Absent":  # parity.diff.ABSENT
+    if type(value).__name__ == "_Absent":  # parity.checks.differences.ABSENT
         return "(absent)"
     text = value if isinstance(value, str) else json.dumps(value, default=str)
     return text if len(text) <= VALUE_CHARS else text[:VALUE_CHARS] + f"… ({len(text)} chars)"

@@ -207,7 +207,7 @@ def _trim(lines: list[str], limit: int, what: str) -> list[str]:
 
 def describe(item: Pending, index: int, total: int) -> str:
     """One review item: header, what changed, and the run's problems and findings."""
-    from parity.diff import compare
+    from parity.checks.diff import compare
     from parity.view.dump import load_view
 
     lines = [f"[{index}/{total}] {item.scenario.name} :: {item.target} ({item.kind})"]

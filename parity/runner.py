@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from parity.acp_schema import SchemaError
+from parity.checks.conformance import conformance_findings
 from parity.config import Config
-from parity.conformance import findings
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
-from parity.fakellm import FakeLLMThread
+from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
 from parity.snapshot import read_view
 from parity.targets.launch import Launch, availability, plan, run_setup
@@ -66,29 +65,6 @@ def normalized(scenario: Scenario, transcript: Transcript) -> Any:
         scripted_ids=scripted_tool_call_ids(scenario),
     )
     return json.loads(json.dumps(data))
-
-
-def client_capabilities(transcript: Transcript) -> Mapping[str, Any]:
-    """The capabilities the harness advertised: the `clientCapabilities` of the first
-    `initialize` request it sent ({} when it sent none, so every fs/terminal call counts
-    as unadvertised)."""
-    for frame in transcript.frames:
-        msg = frame.message
-        if frame.direction == "out" and isinstance(msg, dict) and msg.get("method") == "initialize":
-            params = msg.get("params")
-            caps = params.get("clientCapabilities") if isinstance(params, dict) else None
-            return caps if isinstance(caps, dict) else {}
-    return {}
-
-
-def conformance_findings(transcript: Transcript) -> list[str]:
-    """The run's conformance findings, rendered; without the ACP schema, one `unchecked`
-    entry saying how to get it (a missing schema must not read as a clean run)."""
-    try:
-        # The schema is loaded and indexed once per process (`conformance` caches it).
-        return [str(f) for f in findings(transcript, client_capabilities(transcript))]
-    except SchemaError as exc:
-        return [f"[unchecked] conformance not checked: {exc}"]
 
 
 def make_launcher(

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from parity.acp_schema import fetch, load_schema
-from parity.conformance import Finding, SchemaIndex, findings
+from parity.checks.acp_schema import fetch, load_schema
+from parity.checks.conformance import Finding, SchemaIndex, findings
 from parity.transcript import Frame, StepRecord, Transcript
 
 S1 = "sess-1"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from parity.acp_schema import fetch, load_schema
-from parity.conformance import SchemaIndex, findings
+from parity.checks.acp_schema import fetch, load_schema
+from parity.checks.conformance import SchemaIndex, findings
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths

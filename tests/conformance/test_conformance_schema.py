@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from parity import acp_schema
-from parity.acp_schema import SchemaError, fetch, install, load_schema, method_defs
+from parity.checks import acp_schema
+from parity.checks.acp_schema import SchemaError, fetch, install, load_schema, method_defs
 
 
 def test_fetch_is_idempotent_and_needs_no_npm_once_cached(tmp_path: Path) -> None:

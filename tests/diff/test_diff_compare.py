@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from parity.diff import (
+from parity.checks.diff import ParityReport, compare
+from parity.checks.differences import (
     ABSENT,
     CHANGED_FIELD,
     CHUNKING_ONLY,
@@ -17,8 +18,6 @@ from parity.diff import (
     MODEL_REQUEST,
     ORDERING_ONLY,
     STOP_REASON,
-    ParityReport,
-    compare,
 )
 from parity.scenario.model import Rule
 

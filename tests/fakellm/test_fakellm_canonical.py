@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from parity.diff import comparable_models, compare
+from parity.checks.diff import compare
+from parity.checks.differences import comparable_models
 from parity.fakellm.canonical import canonical_request, dialect_of
 
 ECHO = {"type": "object", "properties": {}}

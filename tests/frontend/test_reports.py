@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from frontend.project import AGENT, TEXT_SCENARIO, Project, mini_target
-from parity import cli, diff, matrix, results
+from parity import cli, matrix, results
+from parity.checks.diff import compare
+from parity.checks.differences import CATEGORIES
 from parity.config import load_config
 from parity.html_report import esc, line_spans, page_paths, render_report
 from parity.junit import render_junit, xml_text
@@ -181,7 +183,7 @@ def test_failure_categories_come_from_the_diff_and_the_reason() -> None:
         "changed field",
         "stale diverge",
     ]
-    assert matrix.CATEGORY_ORDER[:-1] == diff.CATEGORIES
+    assert matrix.CATEGORY_ORDER[:-1] == CATEGORIES
 
 
 def test_fit_wraps_long_summary_lines_with_an_indent() -> None:
@@ -210,7 +212,7 @@ def _data() -> dict[str, Any]:
         "model": [{"body": {"messages": ["hi"]}}],
     }
     rule = Rule("steps[*].result.name", "each names itself", ["plus"])
-    report = diff.compare(
+    report = compare(
         ref, other, profile="exact", diverge=[rule], ref_name="native", other_name="plus"
     )
     collected = results.Collected(keep_views=True)

@@ -21,8 +21,10 @@ from typing import Any
 import pytest
 
 from frontend.project import Project, mini_target
+from parity.checks.expected import judge
+from parity.checks.problem_kinds import KINDS
+from parity.checks.problems import Problem, run_problems
 from parity.driver.steps import prompt_outcome, trigger_text
-from parity.problems import KINDS, Problem, judge, run_problems
 from parity.scenario.load import build_scenario
 from parity.scenario.model import ExpectedProblem, Scenario
 from parity.scenario.schema_findings import schema

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from parity.diff import compare
+from parity.checks.diff import compare
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths

@@ -1,4 +1,4 @@
-"""Parity diff: two normalized views (see `parity.normalize.view`) -> a categorized report.
+"""Two normalized views -> their typed differences (the parity diff's comparison).
 
 Steps are compared pairwise (both runs played the same scenario). Inside a step the
 lists of messages the agent sent (updates, agent requests, notes) are aligned like a
@@ -9,10 +9,7 @@ Each difference gets one category (in the spirit of Diffy's typed differences):
 stop reason, error, missing update, extra update, changed field, ordering only,
 chunking only, model request. "update" covers every item the agent sent in a step
 (session updates, agent requests, notes), the path says which list it is.
-
-`diverge` rules (selector + reason) suppress the differences at or below what they
-select in either view; an applicable rule that suppresses nothing is stale, and a stale
-rule fails the report like a difference: the scenario no longer says what is true.
+`parity.checks.diff` applies the scenario's `diverge` rules to what this finds.
 """
 
 from __future__ import annotations
@@ -20,15 +17,12 @@ from __future__ import annotations
 import difflib
 import json
 from collections import deque
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import yaml
 from deepdiff import DeepDiff
 
-from parity.scenario.model import Rule
-from parity.scenario.selectors import Path, format_path, select
+from parity.scenario.selectors import Path, format_path
 from parity.view.semantic import merge_chunks
 
 STOP_REASON = "stop reason"
@@ -60,10 +54,6 @@ class _Absent:
 
 ABSENT: Any = _Absent()
 
-LONG_TEXT = 160
-"""Strings longer than this are shown as a window around their first difference."""
-TEXT_WINDOW = 80
-
 STEP_LISTS = ("updates", "agent_requests", "notes", "late")
 # Keys not compared: `masked` legitimately differs per target (per-target masks), and
 # `agent` says which build a snapshot came from (e.g. native's DSH version).
@@ -88,100 +78,9 @@ class Difference:
     detail: str = ""
 
 
-@dataclass
-class ParityReport:
-    """The outcome of comparing one target against the reference target."""
-
-    scenario: str
-    ref_name: str
-    other_name: str
-    profile: str
-    differences: list[Difference] = field(default_factory=list)
-    """Differences no diverge rule explains."""
-    suppressed: list[tuple[Difference, Rule]] = field(default_factory=list)
-    stale: list[Rule] = field(default_factory=list)
-    """Applicable diverge rules that explained no difference."""
-
-    @property
-    def ok(self) -> bool:
-        """True when nothing differs beyond the diverge rules and no rule is stale."""
-        return not self.differences and not self.stale
-
-    def render(self, max_lines: int = 12, max_differences: int = 40) -> str:
-        """A compact text report: scenario, each step's differences with path and values.
-
-        At most `max_differences` are shown in full (a run that went wrong early can
-        differ in thousands of places); the rest are counted by category.
-        """
-        head = f"{self.scenario or 'scenario'}: {self.other_name} vs {self.ref_name} (reference)"
-        head += f", {self.profile} profile: "
-        parts = [
-            f"{len(self.differences)} difference(s)",
-            f"{len(self.suppressed)} expected (diverge)",
-        ]
-        if self.stale:
-            parts.append(f"{len(self.stale)} stale diverge rule(s)")
-        lines = [head + ", ".join(parts) + f"  (- {self.ref_name}, + {self.other_name})"]
-        current: tuple[Any, ...] | None = None
-        for d in self.differences[:max_differences]:
-            where = (d.step, d.step_kind, d.step_label)
-            if where != current:
-                current = where
-                lines.append(
-                    f"  step {d.step} {d.step_kind}: {d.step_label}"
-                    if d.step is not None
-                    else "  outside steps"
-                )
-            lines.append(f"    [{d.category}] {d.path}" + (f"  ({d.detail})" if d.detail else ""))
-            lines.extend(
-                "      " + line
-                for line in _side_by_side(d.ref, d.other, self.ref_name, self.other_name, max_lines)
-            )
-        rest = self.differences[max_differences:]
-        if rest:
-            counts: dict[str, int] = {}
-            for d in rest:
-                counts[d.category] = counts.get(d.category, 0) + 1
-            summary = ", ".join(f"{n} {category}" for category, n in counts.items())
-            lines.append(f"  ... and {len(rest)} more difference(s): {summary}")
-        for rule in self.stale:
-            lines.append(
-                f"  stale diverge rule: {rule.path!r} ({rule.reason}) matched no difference"
-            )
-        return "\n".join(lines)
-
-
-def compare(
-    ref: dict[str, Any],
-    other: dict[str, Any],
-    *,
-    profile: str,
-    diverge: Sequence[Rule],
-    ref_name: str,
-    other_name: str,
-    scenario: str = "",
-) -> ParityReport:
-    """Compare two normalized views of one scenario; `ref` is the parity reference.
-
-    Diverge rules apply when their `targets` is None or names either side.
-    """
-    found = _Comparer(profile).views(ref, other)
-    report = ParityReport(scenario, ref_name, other_name, profile)
-    rules = [
-        r for r in diverge if r.targets is None or ref_name in r.targets or other_name in r.targets
-    ]
-    matched = [(r, set(select(ref, r.path)), set(select(other, r.path))) for r in rules]
-    used: set[int] = set()
-    for d in found:
-        for i, (rule, in_ref, in_other) in enumerate(matched):
-            if _covers(in_ref, d.ref_path) or _covers(in_other, d.other_path):
-                report.suppressed.append((d, rule))
-                used.add(i)
-                break
-        else:
-            report.differences.append(d)
-    report.stale = [rule for i, (rule, _, _) in enumerate(matched) if i not in used]
-    return report
+def find_differences(ref: dict[str, Any], other: dict[str, Any], profile: str) -> list[Difference]:
+    """Every difference between two views of one scenario; `ref` is the reference."""
+    return _Comparer(profile).views(ref, other)
 
 
 def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -216,11 +115,6 @@ def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list
         return out
 
     return calls(ref), calls(other)
-
-
-def _covers(selected: set[Path], path: Path | None) -> bool:
-    """A rule covers a difference at or below one of the paths it selects."""
-    return path is not None and any(path[:n] in selected for n in range(len(path) + 1))
 
 
 class _Comparer:
@@ -484,50 +378,3 @@ def _container(value: Any) -> bool:
 
 def _not_present(value: Any) -> bool:
     return type(value).__name__ == "NotPresent"
-
-
-def _side_by_side(a: Any, b: Any, ref_name: str, other_name: str, max_lines: int) -> list[str]:
-    """Scalars on one line each; structures as a unified diff of their YAML."""
-    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > LONG_TEXT:
-        return _long_texts(a, b, ref_name, other_name)
-    if not _container(a) and not _container(b):
-        return [f"- {ref_name}: {_scalar(a)}", f"+ {other_name}: {_scalar(b)}"]
-    ta, tb = _yaml(a), _yaml(b)
-    raw = list(difflib.unified_diff(ta, tb, n=2, lineterm=""))[2:]  # no file headers
-    diff = [f"{line[0]} {line[1:]}" for line in raw if not line.startswith("@@")]
-    if len(diff) > max_lines:
-        diff = [*diff[:max_lines], f"... {len(diff) - max_lines} more line(s)"]
-    return diff
-
-
-def _long_texts(a: str, b: str, ref_name: str, other_name: str) -> list[str]:
-    """Two long strings (system prompts, file contents): a window around the first
-    character that differs, so the difference is visible without the whole text."""
-    at = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-    start = max(0, at - TEXT_WINDOW // 2)
-
-    def window(text: str) -> str:
-        head = "..." if start else ""
-        tail = "..." if start + TEXT_WINDOW < len(text) else ""
-        return head + json.dumps(text[start : start + TEXT_WINDOW]) + tail
-
-    return [
-        f"  first difference at character {at} (lengths {len(a)} and {len(b)})",
-        f"- {ref_name}: {window(a)}",
-        f"+ {other_name}: {window(b)}",
-    ]
-
-
-def _scalar(value: Any) -> str:
-    if value is ABSENT:
-        return "(absent)"
-    text = json.dumps(value, default=str)
-    return text if len(text) <= LONG_TEXT else text[:LONG_TEXT] + f"... ({len(text)} chars)"
-
-
-def _yaml(value: Any) -> list[str]:
-    if value is ABSENT:
-        return []
-    return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, width=100).splitlines()

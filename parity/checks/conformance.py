@@ -19,6 +19,10 @@ Finding kinds:
 - `late_update`: a `session/update` for a session whose prompt had been answered, while no
   request about that session was in flight;
 - `unknown_response`: a response to an id the harness never sent or already saw answered.
+
+`conformance_findings(transcript)` is what every run gets (`parity.suite.runner`): the
+findings rendered, with the capabilities the run advertised, or one `unchecked` entry
+when the schema is missing.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
-from parity.acp_schema import Kind, load_schema, method_defs
+from parity.checks.acp_schema import Kind, SchemaError, load_schema, method_defs
 from parity.transcript import Transcript
 from parity.view.ownership import frame_steps
 
@@ -45,7 +49,8 @@ class Finding:
 
     kind: str
     step: int | None
-    """1-based number of the step the view shows the frame in (`normalize.frame_steps`);
+    """1-based number of the step the view shows the frame in
+    (`parity.view.ownership.frame_steps`);
     None for frames in `before`/`after`."""
     seq: int | None
     """The frame's seq (None for findings about the run as a whole)."""
@@ -152,7 +157,8 @@ def findings(
 ) -> list[Finding]:
     """Every conformance finding of a run, in frame order.
 
-    `schema` defaults to the cached pinned ACP schema (`parity.acp_schema.load_schema`).
+    `schema` defaults to the cached pinned ACP schema
+    (`parity.checks.acp_schema.load_schema`).
     """
     if schema is None:
         index = _default_index()
@@ -161,6 +167,29 @@ def findings(
     else:
         index = SchemaIndex(schema)
     return _Checker(transcript, client_capabilities, index).run()
+
+
+def client_capabilities(transcript: Transcript) -> Mapping[str, Any]:
+    """The capabilities the harness advertised: the `clientCapabilities` of the first
+    `initialize` request it sent ({} when it sent none, so every fs/terminal call counts
+    as unadvertised)."""
+    for frame in transcript.frames:
+        msg = frame.message
+        if frame.direction == "out" and isinstance(msg, dict) and msg.get("method") == "initialize":
+            params = msg.get("params")
+            caps = params.get("clientCapabilities") if isinstance(params, dict) else None
+            return caps if isinstance(caps, dict) else {}
+    return {}
+
+
+def conformance_findings(transcript: Transcript) -> list[str]:
+    """The run's conformance findings, rendered; without the ACP schema, one `unchecked`
+    entry saying how to get it (a missing schema must not read as a clean run)."""
+    try:
+        # The schema is loaded and indexed once per process (`_default_index`).
+        return [str(f) for f in findings(transcript, client_capabilities(transcript))]
+    except SchemaError as exc:
+        return [f"[unchecked] conformance not checked: {exc}"]
 
 
 class _Checker:

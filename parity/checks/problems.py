@@ -1,4 +1,4 @@
-"""Run problems: everything that went wrong in one run, and whether the scenario expects it.
+"""Run problems: everything that went wrong in one run.
 
 A broken run is never a passing snapshot. `run_problems(scenario, transcript)` collects,
 as one list of `Problem`s (a short `kind` and a message naming the step, 1-based):
@@ -15,54 +15,21 @@ as one list of `Problem`s (a short `kind` and a message naming the step, 1-based
   with no `session/request_permission` sent for that call before it, or although the
   client refused it.
 
-`judge(problems, scenario.expect_problems, target)` splits them into unexpected ones
-(which fail the target's item, and which `parity record` refuses to record), expected
-ones (listed in the summary with their reasons) and stale `expect_problems` entries
-(declared for this target, matching nothing: they fail like stale diverge rules).
-
-Pure functions over the transcript and the scenario; the driver's and the fake's
-problem texts are classified here by their wording, and a text this module does not
-recognise is kind `other`, never dropped.
+Whether the scenario expects them is `parity.checks.expected`; how the driver's and the
+fake's texts are classified is `parity.checks.problem_kinds`. Pure functions over the
+transcript and the scenario.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from parity.scenario.model import ExpectedProblem, Scenario
+from parity.checks.problem_kinds import FLOOD_KINDS, RUN_TEXTS, STEP_TEXTS, classify, llm_kind
+from parity.scenario.model import Scenario
 from parity.transcript import Frame, StepRecord, Transcript
-
-KINDS: dict[str, str] = {
-    "timeout": "a step got no response (or a `wait` not its updates) within its timeout",
-    "trigger": "a prompt's cancel trigger never fired",
-    "exit": "the agent exited, or closed its stdout, before the run was over",
-    "stopped": "the run stopped at a step; the later steps did not run",
-    "script": "a step the harness could not carry out as written (e.g. `cursor: next` "
-    "after a list without nextCursor)",
-    "garbage": "a stdout line that is not JSON, over the frame limit, or not JSON-RPC",
-    "capability": "the agent called fs/* or terminal/* without the client capability",
-    "stdin": "the agent stopped reading its stdin",
-    "startup": "the target could not be started",
-    "run-timeout": "the whole-run timeout (`timeouts.run`) ended the run",
-    "frame-limit": "the agent sent more lines than the driver records",
-    "driver": "a harness error while driving the run",
-    "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
-    "script-exhausted": "a model request after every consumable `llm` entry was used",
-    "no-entry-matched": "a model request no side entry matched, in a script of side entries",
-    "malformed-request": "a model or tool request the fake LLM could not read",
-    "unknown-tool": "a /tools/call for a tool the scenario does not declare",
-    "left-open": "a model or tool request still open when the run ended",
-    "unused-llm": "a consumable `llm` entry no model request used",
-    "approval": "an `approval: ask` fixture tool called without (or against) a "
-    "session/request_permission",
-    "dialect": "the agent's model calls came in another dialect than its target declares",
-    "other": "a problem text this harness version does not classify",
-}
-"""Every problem kind, with what it means (the schema's `expect_problems.kind` enum and
-docs/scenarios.md list the same kinds)."""
 
 
 @dataclass(frozen=True)
@@ -89,89 +56,10 @@ class Problem:
         return f"{first} (+{len(rest)} line(s))" if rest else first
 
 
-@dataclass
-class Judged:
-    """A run's problems against the scenario's `expect_problems`, for one target."""
-
-    unexpected: list[Problem] = field(default_factory=list)
-    expected: list[tuple[Problem, ExpectedProblem]] = field(default_factory=list)
-    stale: list[ExpectedProblem] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """Nothing fails the item: every problem expected, no stale entry."""
-        return not self.unexpected and not self.stale
-
-
-# -- classification of the driver's and the fake's texts -------------------------------
-
-_STEP_TEXTS: tuple[tuple[str, str], ...] = (
-    (r"cancel trigger ", "trigger"),
-    (r"the cancel trigger ", "trigger"),
-    (r"no response to ", "timeout"),
-    (r".*: only \d+ of \d+ .* update\(s\) within ", "timeout"),
-    (r"agent exited during ", "exit"),
-    (r"agent closed its stdout during ", "exit"),
-    (r"no agent process is running", "exit"),
-    (r"could not send ", "stdin"),
-    (r"cannot start target ", "startup"),
-    (r"run timeout \(", "run-timeout"),
-    (r"interrupted: ", "run-timeout"),
-)
-
-_RUN_TEXTS: tuple[tuple[str, str], ...] = (
-    (r"frame \d+: (non-JSON line|oversize frame) on stdout", "garbage"),
-    (r"frame \d+: agent sent a JSON value that is not a JSON-RPC message", "garbage"),
-    (r"agent called \S+ without the client capability", "capability"),
-    (r"driver error", "driver"),
-    (r"the agent did not read our answer", "stdin"),
-    (r"agent exited by itself before teardown", "exit"),
-    (r"agent exited during |agent closed its stdout during ", "exit"),
-    (r"cannot start target ", "startup"),
-    (r"run timeout \(", "run-timeout"),
-    (r"run stopped at step ", "stopped"),
-    (r"frame limit \(", "frame-limit"),
-    (r"(scenario|launch) file path escapes", "script"),
-)
-
-_FLOOD_KINDS = {
-    "non-JSON line": "garbage",
-    "oversize frame": "garbage",
-    "not-jsonrpc": "garbage",
-    "capability": "capability",
-    "driver": "driver",
-    "stdin": "stdin",
-    "exit": "exit",
-}
-"""The driver's own problem kinds (`_Run.problem`), as named in its `... and N more`."""
-
 _FLOOD = re.compile(r"\.\.\. and \d+ more \((.+)\)$")
 _FRAME = re.compile(r"frame (\d+): ")
 _STOPPED = re.compile(r"run stopped at step (\d+) ")
 _CALLED = re.compile(r"agent called (\S+) without")
-
-
-def _classify(text: str, table: Iterable[tuple[str, str]]) -> str:
-    for pattern, kind in table:
-        if re.match(pattern, text):
-            return kind
-    return "other"
-
-
-def _llm_kind(problem: str) -> str:
-    if problem == "unknown endpoint":
-        return "unknown-endpoint"
-    if problem == "script exhausted":
-        return "script-exhausted"
-    if problem == "no entry matched":
-        return "no-entry-matched"
-    if problem.startswith("malformed request"):
-        return "malformed-request"
-    if problem.startswith("unknown tool"):
-        return "unknown-tool"
-    if problem == "run closed":
-        return "left-open"
-    return "other"
 
 
 # -- the collector ---------------------------------------------------------------------
@@ -246,7 +134,7 @@ def _step_problems(steps: _Steps) -> list[Problem]:
             if any(j > i and j in with_problem for j in range(len(steps.steps))):
                 continue
             text = text.removeprefix("a parallel step failed: ")
-        kind = _classify(text, _STEP_TEXTS)
+        kind = classify(text, STEP_TEXTS)
         if kind == "other" and re.match(r".+:\d+:\d+: ", text):
             kind = "script"  # a ScriptError, introduced by the step's file:line:col
         out.append(Problem(kind, steps.prefix(i, text), i + 1))
@@ -259,9 +147,9 @@ def _run_problems(t: Transcript, steps: _Steps) -> list[Problem]:
     for text in t.problems:
         flood = _FLOOD.match(text)
         if flood:
-            out.append(Problem(_FLOOD_KINDS.get(flood.group(1), "other"), text))
+            out.append(Problem(FLOOD_KINDS.get(flood.group(1), "other"), text))
             continue
-        kind = _classify(text, _RUN_TEXTS)
+        kind = classify(text, RUN_TEXTS)
         index: int | None = None
         if (m := _FRAME.match(text)) is not None:
             index = steps.of_frame(int(m.group(1)))
@@ -322,7 +210,7 @@ def _model_problems(t: Transcript, steps: _Steps) -> list[Problem]:
         problem = req.problem
         if not problem:
             continue
-        kind = _llm_kind(problem)
+        kind = llm_kind(problem)
         what = f"{req.method} {req.path}"
         if kind == "left-open":
             text = f"the fake LLM's {what} was still open when the run ended"
@@ -433,79 +321,3 @@ def _unused_entries(scenario: Scenario, t: Transcript) -> list[Problem]:
             Problem("unused-llm", f"scripted llm[{number}]{where} was never used by the run")
         )
     return out
-
-
-# -- expected problems -----------------------------------------------------------------
-
-
-def applies(entry: ExpectedProblem, target: str) -> bool:
-    return entry.targets is None or target in entry.targets
-
-
-def explains(entry: ExpectedProblem, problem: Problem) -> bool:
-    return entry.kind == problem.kind and (entry.match is None or entry.match in problem.message)
-
-
-def judge(problems: Sequence[Problem], expected: Sequence[ExpectedProblem], target: str) -> Judged:
-    """Each problem against the entries that apply to `target` (the first explaining one
-    claims it); an applicable entry that explains nothing is stale."""
-    entries = [e for e in expected if applies(e, target)]
-    out = Judged()
-    used: set[int] = set()
-    for problem in problems:
-        hit = next((i for i, e in enumerate(entries) if explains(e, problem)), None)
-        if hit is None:
-            out.unexpected.append(problem)
-        else:
-            used.add(hit)
-            out.expected.append((problem, entries[hit]))
-    out.stale = [e for i, e in enumerate(entries) if i not in used]
-    return out
-
-
-def describe(entry: ExpectedProblem) -> str:
-    """`kind` plus its match and where it is declared, for stale-entry messages."""
-    text = f"kind {entry.kind}"
-    if entry.match is not None:
-        text += f", match {entry.match!r}"
-    return (
-        f"{entry.where}: expect_problems ({text})" if entry.where else f"expect_problems ({text})"
-    )
-
-
-def failure_block(judged: Judged, target: str) -> str:
-    """The text a failing item shows for its run problems and stale entries."""
-    lines = []
-    if judged.unexpected:
-        lines.append(f"run problems ({len(judged.unexpected)}), not declared in expect_problems:")
-        lines += [p.indented() for p in judged.unexpected]
-    if judged.stale:
-        lines.append(
-            f"stale expect_problems ({len(judged.stale)}): declared for {target}, did not occur:"
-        )
-        lines += [f"  {describe(e)}: {e.reason}" for e in judged.stale]
-    if judged.expected:
-        lines.append(f"expected problems ({len(judged.expected)}):")
-        lines += [f"{p.indented()}\n      ({e.reason})" for p, e in judged.expected]
-    if judged.unexpected:
-        lines.append(
-            "a run with problems is never a passing snapshot: fix the cause, or declare it "
-            "under `expect_problems` with a reason (docs/scenarios.md)"
-        )
-    return "\n".join(lines)
-
-
-ExpectedRow = tuple[str, str, str, str, int]
-"""(scenario, target, problem headline, reason, how many such problems) of one run."""
-
-
-def summary_lines(rows: Sequence[ExpectedRow]) -> list[str]:
-    """The summary's list of expected problems, per scenario x target."""
-    if not rows:
-        return []
-    runs = {(r[0], r[1]) for r in rows}
-    lines = [f"expected problems: {sum(r[4] for r in rows)} in {len(runs)} run(s)"]
-    for scenario, target, problem, reason, times in sorted(rows):
-        again = f" (x{times})" if times > 1 else ""
-        lines.append(f"  {scenario} {target}: {problem}{again} ({reason})")
-    return lines

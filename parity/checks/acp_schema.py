@@ -7,8 +7,8 @@ It is not committed: the harness fetches it with `npm pack` into
 `.cache/acp-schema/schema.json`, checking the tarball's sha256, so a fresh clone
 validates against exactly the bytes CI used.
 
-    python -m parity.acp_schema fetch     # idempotent; `make schema` calls it
-    python -m parity.acp_schema methods   # which $defs entry validates which method
+    python -m parity.checks.acp_schema fetch     # idempotent; `make schema` calls it
+    python -m parity.checks.acp_schema methods   # which $defs entry validates which method
 
 `method_defs` maps each ACP method to its `$defs` entries using the schema's own
 `x-method` annotations; conformance checks validate each frame against those entries
@@ -35,7 +35,7 @@ TARBALL_SHA256 = "87acc66d5824f88d8913702f85cf74c997526bbffb06fce15a9f0d637566ca
 MEMBER = "package/schema/v1/schema.json"
 SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / ".cache" / "acp-schema" / "schema.json"
 ENV_PATH = "ACP_PARITY_SCHEMA"
 """Environment variable naming another schema file (for offline machines)."""
@@ -124,7 +124,7 @@ def load_schema(path: Path | None = None) -> dict[str, Any]:
     except FileNotFoundError:
         raise SchemaError(
             f"ACP schema not found at {path}: run `make schema` "
-            f"(or `python -m parity.acp_schema fetch`)"
+            f"(or `python -m parity.checks.acp_schema fetch`)"
         ) from None
     except (OSError, ValueError) as exc:
         raise SchemaError(f"ACP schema at {path} is unreadable: {exc}") from exc
@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     except SchemaError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print("usage: python -m parity.acp_schema fetch|methods", file=sys.stderr)
+    print("usage: python -m parity.checks.acp_schema fetch|methods", file=sys.stderr)
     return 2
 
 
