@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity import report
 from parity.config import Config, load_config
+from parity.report.text import findings_block, side_by_side, stderr_tail, transcript_tail
 from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError
@@ -146,7 +146,7 @@ def _findings_comment(config: Config, name: str, result: Any) -> str:
     """A run's conformance findings as YAML comments (the view above stays parseable)."""
     if result is None:
         return "# conformance: not checked (recorded snapshot, no run)"
-    block = report.findings_block(result.findings, config.targets[name].conformance)
+    block = findings_block(result.findings, config.targets[name].conformance)
     return "\n".join(f"# {line}" for line in block.splitlines())
 
 
@@ -169,15 +169,15 @@ def cmd_show(args: argparse.Namespace) -> int:
             empty = Transcript(scenario=scenario.name, target=name, run_id="")
             transcript = result.transcript if result is not None else empty
             print(f"--- {title}: raw transcript tail")
-            print(report.transcript_tail(transcript, frames=args.frames))
+            print(transcript_tail(transcript, frames=args.frames))
             print(f"--- {title}: stderr tail")
-            print(report.stderr_tail(transcript))
+            print(stderr_tail(transcript))
     elif len(views) == 1:
         print(f"# {scenario.name} on {views[0][0]}")
         print(dump_view(views[0][1]), end="")
     else:
         (ta, va, _), (tb, vb, _) = views
-        print(report.side_by_side(dump_view(va), dump_view(vb), (ta, tb), width=args.width))
+        print(side_by_side(dump_view(va), dump_view(vb), (ta, tb), width=args.width))
     for name, (title, _, result) in zip(names, views, strict=True):
         if len(views) > 1:
             print(f"# {title}:")

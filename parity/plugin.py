@@ -11,12 +11,12 @@ missing target or a parity check that could not run is a failure, not a skip),
 `--parity-root DIR` (where `parity.toml` is; default: found from the invocation dir),
 `--parity-report DIR`, `--parity-junit FILE`, `--parity-json FILE` (an HTML report, JUnit
 XML, the summary as JSON, written at the end from the plain data each item adds to
-`State.collected`; see `parity.results` and docs/reports.md). Each target gets a marker
+`State.collected`; see `parity.report.results` and docs/reports.md). Each target gets a marker
 of its own name (`-m plus`) and parity items the `parity` marker. Under pytest-xdist
 every worker has its own fake LLM; runs are shared between workers through a session
 cache directory (see `parity.runner`).
 
-Every run's conformance findings (`parity.conformance`, computed by the runner) are
+Every run's conformance findings (`parity.checks.conformance`, computed by the runner) are
 judged by the target's `conformance` policy: under `fail` they fail its item, findings
 first; under `warn` they are only listed. The summary lists them all, per scenario x
 target. A SIGTERM ends the session as Ctrl-C would (teardown, then the driver's atexit
@@ -47,10 +47,21 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
-from parity import matrix, results
-from parity import report as rpt
 from parity.config import Config, find_root, load_config
-from parity.report import Outcome
+from parity.report.collected import Collected
+from parity.report.groups import difference_groups, group_lines
+from parity.report.matrix import fit, summary_table
+from parity.report.outcome import Kind, Outcome, Status
+from parity.report.results import now, session_data, write_outputs
+from parity.report.text import (
+    FindingsRow,
+    counts_line,
+    failure_text,
+    findings_block,
+    findings_lines,
+    mask_lines,
+    parity_notes,
+)
 from parity.scenario.errors import ScenarioInvalid
 from parity.scenario.load import load_scenario
 from parity.scenario.model import Scenario
@@ -89,13 +100,13 @@ class State:
     """Scenario files that did not validate (their items failed)."""
     masked: list[tuple[str, str, str, int, str]] = field(default_factory=list)
     """Masks applied per run: (scenario, target, path, values masked, reason)."""
-    findings: list[rpt.FindingsRow] = field(default_factory=list)
+    findings: list[FindingsRow] = field(default_factory=list)
     """Conformance findings per run: (scenario, target, policy, findings)."""
-    collected: results.Collected = field(default_factory=results.Collected)
-    """Plain data for the summary's categories and the reports (`parity.results`)."""
+    collected: Collected = field(default_factory=Collected)
+    """Plain data for the summary's categories and the reports (`parity.report.results`)."""
     expected: list[tuple[str, str, str, str, int]] = field(default_factory=list)
     """Expected run problems: (scenario, target, problem, reason, how many times)
-    (`parity.problems.summary_lines`)."""
+    (`parity.checks.expected.summary_lines`)."""
     _runner: Runner | None = None
     previous_sigterm: Any = None
     """The SIGTERM handler before the session's own (restored at unconfigure)."""
@@ -447,11 +458,11 @@ class ScenarioItem(pytest.Item):
     reference = ""
     """Parity items: the scenario's first target."""
 
-    def record(self, status: rpt.Status, reason: str = "") -> None:
+    def record(self, status: Status, reason: str = "") -> None:
         """Attach this item's outcome for the summary (once; the first one counts)."""
         if Outcome.from_properties(self.user_properties) is not None:
             return
-        kind: rpt.Kind = "parity" if isinstance(self, ParityItem) else "target"
+        kind: Kind = "parity" if isinstance(self, ParityItem) else "target"
         outcome = Outcome(self.scenario.name, kind, self.target, status, self.reference, reason)
         self.user_properties.extend(outcome.to_properties())
 
@@ -529,7 +540,7 @@ class TargetItem(ScenarioItem):
         policy = self.state.config.targets[self.target].conformance
         self._note_findings(result.findings, policy)
         judged = self._judge(result)
-        status: rpt.Status = "fail"
+        status: Status = "fail"
         reason, failure = "", None
         if not (judged.unexpected and self.config.option.update_snapshots):
             status, reason, failure = self._snapshot(result)
@@ -547,9 +558,9 @@ class TargetItem(ScenarioItem):
                 f"{self.scenario.name}: {self.target} broke the ACP protocol "
                 f'(conformance = "fail" for this target)'
             )
-            block = rpt.findings_block(blocking, policy)
+            block = findings_block(blocking, policy)
             if failure is None:
-                text = rpt.failure_text(
+                text = failure_text(
                     headline,
                     f"{block}\n\nsnapshot: {status}",
                     {self.target: result.transcript},
@@ -583,10 +594,10 @@ class TargetItem(ScenarioItem):
         self,
         result: RunResult,
         judged: Judged,
-        status: rpt.Status,
+        status: Status,
         reason: str,
         failure: str | None,
-    ) -> tuple[rpt.Status, str, str]:
+    ) -> tuple[Status, str, str]:
         """The failure of a run with undeclared problems or stale `expect_problems`:
         the problems, then what happened to the snapshot."""
         from parity.checks.expected import failure_block
@@ -614,7 +625,7 @@ class TargetItem(ScenarioItem):
             done = "recorded to" if status == "new" else "matches"
             block += f"\n\nsnapshot: {done} {rel}"
         if failure is None:
-            text = rpt.failure_text(headline, block, {self.target: result.transcript})
+            text = failure_text(headline, block, {self.target: result.transcript})
         else:
             text = f"{headline}\n\n{block}\n\n{failure}"
         why = "; ".join(counted) + (f"; {reason}" if reason else "")
@@ -627,7 +638,7 @@ class TargetItem(ScenarioItem):
         path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
         return os.path.relpath(path, self.config.invocation_params.dir)
 
-    def _snapshot(self, result: RunResult) -> tuple[rpt.Status, str, str | None]:
+    def _snapshot(self, result: RunResult) -> tuple[Status, str, str | None]:
         """Check (or record) the snapshot: `(status, reason, failure text or None)`."""
         from syrupy.assertion import SnapshotAssertion
         from syrupy.location import PyTestLocation
@@ -656,7 +667,7 @@ class TargetItem(ScenarioItem):
                 f"`parity record {scenario_file} --targets {self.target}`, review it, commit it"
             )
             body = f"this run's view (what `parity record` would write):\n\n{text}"
-            failure = rpt.failure_text(headline, body, {self.target: result.transcript})
+            failure = failure_text(headline, body, {self.target: result.transcript})
             return "fail", "no snapshot", failure
         recorded = str(execution.recalled_data)
         headline = (
@@ -665,7 +676,7 @@ class TargetItem(ScenarioItem):
         )
         compared = _categorized(self.scenario, recorded, text, ("snapshot", self.target))
         self.state.collected.diff(self.scenario.name, "target", self.target, "snapshot", compared)
-        failure = rpt.failure_text(
+        failure = failure_text(
             headline,
             compared.render() + "\n\n" + _unified(recorded, text, rel),
             {self.target: result.transcript},
@@ -748,7 +759,7 @@ class ParityItem(ScenarioItem):
             f"{self.scenario.name}: {self.target} differs from {self.reference} "
             f"({self.scenario.profile} profile)" + (f" [{notes}]" if notes else "")
         )
-        raise ScenarioFailure(rpt.failure_text(headline, result.render(), transcripts))
+        raise ScenarioFailure(failure_text(headline, result.render(), transcripts))
 
 
 def _categorized(scenario: Scenario, old: str, new: str, names: tuple[str, str]) -> ParityReport:
@@ -833,22 +844,22 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         return  # nothing ran (e.g. --collect-only, or no scenario selected)
 
     def write(line: str) -> None:
-        for part in matrix.fit(line):  # the summary fits 120 columns
+        for part in fit(line):  # the summary fits 120 columns
             terminalreporter.write_line(part)
 
     terminalreporter.write_sep("=", "parity summary")
     diffs = state.collected.diff_index()
-    for line in rpt.summary_table(state.outcomes, diffs):
+    for line in summary_table(state.outcomes, diffs):
         write(line)
-    for line in matrix.group_lines(matrix.difference_groups(state.outcomes, diffs)):
+    for line in group_lines(difference_groups(state.outcomes, diffs)):
         write(line)
     write("")
-    write(rpt.counts_line(state.outcomes))
-    for line in rpt.parity_notes(state.outcomes):
+    write(counts_line(state.outcomes))
+    for line in parity_notes(state.outcomes):
         write(line)
-    for line in rpt.mask_lines(state.masked):
+    for line in mask_lines(state.masked):
         write(line)
-    for line in rpt.findings_lines(state.findings):
+    for line in findings_lines(state.findings):
         write(line)
     from parity.checks.expected import summary_lines
 
@@ -876,18 +887,18 @@ def _reports(config: pytest.Config, state: State) -> list[str]:
     wanted = {k: config.getoption(f"parity_{k}", None) for k in ("report", "junit", "json")}
     if not any(wanted.values()):
         return []
-    data = results.session_data(
+    data = session_data(
         outcomes=state.outcomes,
         collected=state.collected,
         masked=state.masked,
         findings=state.findings,
         invalid=state.invalid,
         root=state.config.root,
-        generated=results.now(),
+        generated=now(),
     )
     base = config.invocation_params.dir
     paths = {k: Path(base, v) if v else None for k, v in wanted.items()}
-    return results.write_outputs(
+    return write_outputs(
         data,
         report=paths["report"],
         junit=paths["junit"],

@@ -5,7 +5,7 @@ The selected scenarios' targets that can run here are run first (the same `Runne
 pytest plugin uses, no pytest), each run's view is serialized as `parity record` would
 write it, and every run whose text differs from its recorded snapshot (or that has none
 yet) becomes one review item: a header `[i/N] <scenario> :: <target> (changed|new)`, the
-categorized diff against the recorded view (`parity.diff`; a new snapshot shows its YAML,
+categorized diff against the recorded view (`parity.checks.diff`; a new snapshot shows its YAML,
 trimmed), then `accept (a), reject (r), skip (s), quit (q)?`. Accepting writes the
 snapshot; rejecting and skipping leave the file as it is (the two differ only in the
 count); quitting skips the rest.

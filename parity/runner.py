@@ -6,7 +6,7 @@ processes through a cache directory: under pytest-xdist, a target's snapshot ite
 parity items that need the same run may land on different workers, and a file lock per
 (scenario, target) makes sure the agent runs once per session, not once per item.
 
-Every run is also checked for conformance (`parity.conformance`): the findings travel
+Every run is also checked for conformance (`parity.checks.conformance`): the findings travel
 with the result, never into its view, so snapshots stay free of them (some peers send
 late updates nondeterministically); the target's `conformance` policy decides what
 they do (see `parity.plugin`).

@@ -114,7 +114,7 @@ class Transcript:
     files: dict[str, str | None] = field(default_factory=dict)
     """The scenario's `expect_files` after the run (None: the file does not exist)."""
     dialect: str = ""
-    """The target's declared fake-LLM dialect (`parity.problems` checks the calls)."""
+    """The target's declared fake-LLM dialect (`parity.checks.problems` checks the calls)."""
     agent: dict[str, str] = field(default_factory=dict)
     """What the launched agent says it is (e.g. the DSH version of a native run); the
     view carries it as `agent`, and the parity diff ignores it."""

@@ -113,7 +113,7 @@ class Rule:
 
 @dataclass
 class ExpectedProblem:
-    """An `expect_problems` entry: a run problem (`parity.problems`) the scenario
+    """An `expect_problems` entry: a run problem (`parity.checks.problems`) the scenario
     declares expected, with its mandatory reason."""
 
     kind: str

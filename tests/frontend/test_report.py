@@ -6,8 +6,17 @@ from pathlib import Path
 
 import yaml
 
-from parity import report as r
-from parity.report import Outcome
+from parity.report.matrix import summary_table
+from parity.report.outcome import Outcome
+from parity.report.text import (
+    FindingsRow,
+    counts_line,
+    failure_text,
+    findings_block,
+    findings_lines,
+    parity_notes,
+    side_by_side,
+)
 from parity.snapshot import snapshot_path
 from parity.transcript import Frame, ProcessRecord, StepRecord, Transcript
 from parity.view.calibrate import differing_paths, mask_proposal
@@ -37,7 +46,7 @@ def test_outcomes_survive_the_trip_through_user_properties() -> None:
 
 
 def test_summary_table_has_scenarios_as_rows_and_targets_as_columns() -> None:
-    lines = r.summary_table(OUTCOMES)
+    lines = summary_table(OUTCOMES)
     assert lines[0].split() == ["scenario", "native", "plus", "qwen-code"]
     assert set(lines[1]) == {"-", " "}
     rows = {line.split()[0]: line for line in lines[2:]}
@@ -52,13 +61,13 @@ def test_summary_table_has_scenarios_as_rows_and_targets_as_columns() -> None:
 
 
 def test_parity_notes_count_checks_that_did_not_run_with_their_reasons() -> None:
-    assert r.parity_notes(OUTCOMES) == [
+    assert parity_notes(OUTCOMES) == [
         "parity checks: 3 collected, 1 ran, 2 did not run",
         f"  2 did not run: {NATIVE_WHY}",
         "  1 ran against a recording: plus: compared with a recording",
     ]
-    assert r.counts_line(OUTCOMES) == "2 pass, 1 fail, 1 differs, 3 skip, 1 new"
-    assert r.summary_table([]) == ["no scenario items ran"]
+    assert counts_line(OUTCOMES) == "2 pass, 1 fail, 1 differs, 3 skip, 1 new"
+    assert summary_table([]) == ["no scenario items ran"]
 
 
 TRANSCRIPT = Transcript(
@@ -79,7 +88,7 @@ TRANSCRIPT = Transcript(
 
 
 def test_failure_text_puts_the_diff_first_then_transcript_and_stderr_tails() -> None:
-    text = r.failure_text("headline", "THE DIFF\n", {"plus": TRANSCRIPT})
+    text = failure_text("headline", "THE DIFF\n", {"plus": TRANSCRIPT})
     assert text.index("THE DIFF") < text.index("plus: transcript tail")
     assert text.index("plus: transcript tail") < text.index("plus: stderr tail")
     assert "#11 <- frame 11" in text and "#10 ->" not in text  # the last 20 frames
@@ -92,7 +101,7 @@ def test_failure_text_puts_the_diff_first_then_transcript_and_stderr_tails() -> 
 def test_side_by_side_aligns_inserted_lines() -> None:
     left = "a\nb\nc\n"
     right = "a\nx\nb\nc2\n"
-    rows = r.side_by_side(left, right, ("L", "R"), width=4).splitlines()
+    rows = side_by_side(left, right, ("L", "R"), width=4).splitlines()
     assert rows[2:] == ["a      a", "     > x", "b      b", "c    | c2"]
 
 
@@ -125,23 +134,23 @@ def test_snapshot_yaml_is_readable_and_round_trips() -> None:
 
 def test_findings_lines_count_by_kind_per_run_and_clip_long_lists() -> None:
     many = [f"[late_update] step 3, frame {i}: agent_message_chunk late" for i in range(7)]
-    rows: list[r.FindingsRow] = [
+    rows: list[FindingsRow] = [
         ("demo/b", "peer", "warn", [*many, "[schema] step 2, frame 9: bad"]),
         ("demo/a", "plus", "fail", ["[unknown_tool_call] step 3, frame 5: ghost"]),
         ("demo/a", "clean", "warn", []),
     ]
-    lines = r.findings_lines(rows, shown=5)
+    lines = findings_lines(rows, shown=5)
     assert lines[0] == "conformance findings: 9 in 2 run(s)"
     assert lines[1] == "  demo/a plus (fail: failed its item): 1 unknown_tool_call"
     assert lines[3] == "  demo/b peer (warn: warning only): 7 late_update, 1 schema"
     assert lines[-1] == "    ... 3 more (`parity show demo/b peer`)"
     assert not any("clean" in line for line in lines)
-    assert r.findings_lines([("demo/a", "clean", "warn", [])]) == []
+    assert findings_lines([("demo/a", "clean", "warn", [])]) == []
 
 
 def test_findings_block_lists_every_finding_or_says_none() -> None:
-    assert r.findings_block([], "fail") == "conformance: no findings"
-    block = r.findings_block(["[schema] a", "[late_update] b"], "warn")
+    assert findings_block([], "fail") == "conformance: no findings"
+    block = findings_block(["[schema] a", "[late_update] b"], "warn")
     assert block.splitlines() == [
         "conformance (warn): 2 finding(s)",
         "  [schema] a",

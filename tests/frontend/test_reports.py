@@ -16,13 +16,19 @@ from pathlib import Path
 from typing import Any
 
 from frontend.project import AGENT, TEXT_SCENARIO, Project, mini_target
-from parity import cli, matrix, results
+from parity import cli
 from parity.checks.diff import compare
 from parity.checks.differences import CATEGORIES
 from parity.config import load_config
-from parity.html_report import esc, line_spans, page_paths, render_report
-from parity.junit import render_junit, xml_text
-from parity.report import Outcome
+from parity.report.collected import Collected, rule_record
+from parity.report.groups import difference_groups, group_lines
+from parity.report.html import page_paths, render_report
+from parity.report.html_page import esc
+from parity.report.html_scenario import line_spans
+from parity.report.junit import render_junit, xml_text
+from parity.report.matrix import CATEGORY_ORDER, DiffKey, categories, fit, summary_table
+from parity.report.outcome import Outcome
+from parity.report.results import session_data, to_json
 from parity.scenario.model import Rule
 from parity.view.dump import dump_view
 
@@ -42,11 +48,11 @@ AGENT_INFO = ("changed field", "steps[0].result.agentInfo.version")
 MISSING = ("missing update", "steps[2].updates[1]")
 
 
-def _suite(n: int = 40) -> tuple[list[Outcome], dict[matrix.DiffKey, dict[str, Any]]]:
+def _suite(n: int = 40) -> tuple[list[Outcome], dict[DiffKey, dict[str, Any]]]:
     """A suite shaped like the shipped one: 7 targets, native recorded, most scenarios
     differing the same way."""
     outcomes: list[Outcome] = []
-    diffs: dict[matrix.DiffKey, dict[str, Any]] = {}
+    diffs: dict[DiffKey, dict[str, Any]] = {}
     rec = "native unavailable, compared with its recorded snapshot"
     for i in range(n):
         s = f"protocol/a-fairly-long-scenario-name-{i:02d}"
@@ -74,7 +80,7 @@ def _suite(n: int = 40) -> tuple[list[Outcome], dict[matrix.DiffKey, dict[str, A
 
 def test_a_wide_table_is_abbreviated_into_120_columns_with_one_legend_line() -> None:
     outcomes, diffs = _suite()
-    lines = matrix.summary_table(outcomes, diffs)
+    lines = summary_table(outcomes, diffs)
     assert all(len(line) <= 120 for line in lines), max(map(len, lines))
     # The reference target most scenarios use first, then the others sorted.
     assert lines[0].split() == [
@@ -111,7 +117,7 @@ def test_a_wide_table_is_abbreviated_into_120_columns_with_one_legend_line() -> 
     )
     assert "field" not in legend  # only categories a cell names
     few = [o for o in outcomes if o.scenario != "providers/finish-kinds"]
-    assert matrix.summary_table(few, diffs)[-1] == (
+    assert summary_table(few, diffs)[-1] == (
         "legend: = same as the reference (first target), ~ differs, * vs a recording, "
         "+N more categories; miss: missing update"
     )
@@ -124,7 +130,7 @@ def test_a_narrow_table_keeps_the_full_words() -> None:
         Outcome("demo/a", "parity", "mini-b", "differs", "mini", ""),
     ]
     diffs = {("demo/a", "parity", "mini-b"): _diff(AGENT_INFO, stale=("model",))}
-    lines = matrix.summary_table(outcomes, diffs)
+    lines = summary_table(outcomes, diffs)
     assert lines[2] == "demo/a    pass  pass; differs from mini: changed field +1"
     assert not any(line.startswith("legend") for line in lines)
 
@@ -138,7 +144,7 @@ def test_too_many_targets_for_one_table_make_column_groups_that_fit() -> None:
             outcomes.append(
                 Outcome("demo/s", "parity", name, "pass", "a-rather-long-target-name-0")
             )
-    lines = matrix.summary_table(outcomes)
+    lines = summary_table(outcomes)
     assert all(len(line) <= 120 for line in lines)
     headers = [line for line in lines if line.startswith("scenario")]
     assert len(headers) > 1
@@ -148,12 +154,12 @@ def test_too_many_targets_for_one_table_make_column_groups_that_fit() -> None:
 
 def test_the_same_change_in_many_scenarios_is_one_group() -> None:
     outcomes, diffs = _suite()
-    groups = matrix.difference_groups(outcomes, diffs)
+    groups = difference_groups(outcomes, diffs)
     assert [(g.target, g.against, len(g.scenarios)) for g in groups] == [
         ("plus", "native", 31),
         ("plus", "its snapshot", 1),
     ]
-    lines = matrix.group_lines(groups)
+    lines = group_lines(groups)
     assert all(len(line) <= 120 for line in lines)
     assert lines[0] == "differences: 32 failing check(s), 2 distinct change(s)"
     assert lines[1].startswith("  plus vs native, same change in 31 scenarios: protocol/a-")
@@ -164,12 +170,12 @@ def test_the_same_change_in_many_scenarios_is_one_group() -> None:
     other = dict(diffs)
     key = ("protocol/a-fairly-long-scenario-name-00", "parity", "plus")
     other[key] = _diff(AGENT_INFO)
-    assert len(matrix.difference_groups(outcomes, other)) == 3
+    assert len(difference_groups(outcomes, other)) == 3
 
 
 def test_failure_categories_come_from_the_diff_and_the_reason() -> None:
     def cats(status: str, reason: str, d: dict[str, Any] | None = None) -> list[str]:
-        return matrix.categories(Outcome("s", "target", "t", status, "", reason), d)  # type: ignore[arg-type]
+        return categories(Outcome("s", "target", "t", status, "", reason), d)  # type: ignore[arg-type]
 
     assert cats("pass", "") == []
     assert cats("fail", "no snapshot") == ["no snapshot"]
@@ -183,15 +189,15 @@ def test_failure_categories_come_from_the_diff_and_the_reason() -> None:
         "changed field",
         "stale diverge",
     ]
-    assert matrix.CATEGORY_ORDER[:-1] == CATEGORIES
+    assert CATEGORY_ORDER[:-1] == CATEGORIES
 
 
 def test_fit_wraps_long_summary_lines_with_an_indent() -> None:
     line = "  peers/x codex-acp: model[*].body: 1 value(s) masked (" + "word " * 40 + ")"
-    parts = matrix.fit(line, 120)
+    parts = fit(line, 120)
     assert len(parts) > 1 and all(len(p) <= 120 for p in parts)
     assert parts[1].startswith("      ") and not parts[1].startswith("       ")
-    assert matrix.fit("short") == ["short"]
+    assert fit("short") == ["short"]
 
 
 # -- session data, HTML, JUnit ---------------------------------------------------------
@@ -215,7 +221,7 @@ def _data() -> dict[str, Any]:
     report = compare(
         ref, other, profile="exact", diverge=[rule], ref_name="native", other_name="plus"
     )
-    collected = results.Collected(keep_views=True)
+    collected = Collected(keep_views=True)
     collected.scenarios["demo/x"] = {
         "name": "demo/x",
         "description": f"desc {HOSTILE}",
@@ -224,7 +230,7 @@ def _data() -> dict[str, Any]:
         "reference": "native",
         "compare": "exact",
         "profile": "exact",
-        "diverge": [results.rule_record(rule)],
+        "diverge": [rule_record(rule)],
         "masks": [],
     }
     collected.diff("demo/x", "parity", "plus", "native", report)
@@ -246,7 +252,7 @@ def _data() -> dict[str, Any]:
     collected.item(Report("native", "skipped", "native unavailable"), outcomes[0], False)
     collected.item(Report("plus", "passed", ""), outcomes[1], False)
     collected.item(Report("parity[plus~native]", "failed", f"boom {HOSTILE}"), outcomes[2], False)
-    return results.session_data(outcomes=outcomes, collected=collected, generated="now")
+    return session_data(outcomes=outcomes, collected=collected, generated="now")
 
 
 def test_session_data_has_the_cells_and_the_diff_records() -> None:
@@ -260,7 +266,7 @@ def test_session_data_has_the_cells_and_the_diff_records() -> None:
     assert rec["count"] == 1 and rec["differences"][0]["ref_path"] == ["steps", 0, "result", "a"]
     assert [e["rule"] for e in rec["explained"]] == ["steps[*].result.name"]
     assert s["views"]["native"]["source"] == "recorded" and "model:" in s["views"]["plus"]["model"]
-    lean = json.loads(results.to_json(data))
+    lean = json.loads(to_json(data))
     assert "views" not in lean["scenarios"][0] and lean["scenarios"][0]["cells"]
 
 

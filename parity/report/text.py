@@ -1,63 +1,19 @@
-"""Pure rendering of run results: the summary table, failure tails, side-by-side views.
+"""Pure rendering of run results as text: the summary's notes, mask and findings lines,
+failure tails, side-by-side views.
 
 Everything here takes plain data (outcome records, transcripts) and returns text, so
-the plugin and the CLI share one rendering and tests need no process.
+the plugin and the CLI share one rendering and tests need no process. The summary's
+table is `parity.report.matrix`.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
 
+from parity.report.outcome import Outcome
 from parity.transcript import Transcript
-
-Status = Literal["pass", "fail", "skip", "differs", "new"]
-Kind = Literal["target", "parity"]
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The result of one item: a target's snapshot check or one parity check."""
-
-    scenario: str
-    kind: Kind
-    target: str
-    """The target run (for parity: the one compared with the reference)."""
-    status: Status
-    reference: str = ""
-    """Parity only: the scenario's first target."""
-    reason: str = ""
-    """Why it skipped or failed, or which recorded snapshot stood in for a target."""
-
-    def to_properties(self) -> list[tuple[str, str]]:
-        """As pytest `user_properties` (they travel from xdist workers to the controller)."""
-        return [("parity_outcome", "\x1f".join(self._fields()))]
-
-    def _fields(self) -> tuple[str, ...]:
-        return (self.scenario, self.kind, self.target, self.status, self.reference, self.reason)
-
-    @classmethod
-    def from_properties(cls, props: Iterable[tuple[str, object]]) -> Outcome | None:
-        """The inverse of `to_properties`; None for items that are not scenario items."""
-        for key, value in props:
-            if key == "parity_outcome" and isinstance(value, str):
-                scenario, kind, target, status, reference, reason = value.split("\x1f")
-                return cls(scenario, kind, target, status, reference, reason)  # type: ignore[arg-type]
-        return None
-
-
-def summary_table(outcomes: Sequence[Outcome], diffs: Any = None) -> list[str]:
-    """Scenarios as rows, targets as columns (reference first, then sorted); each cell the
-    target's status and, for non-reference targets, how its parity check against the
-    reference went, with each failure's category; fitted into 120 columns (abbreviated,
-    with a legend line, when needed). `diffs`: diff records by (scenario, kind, target),
-    see `parity.matrix`."""
-    from parity import matrix
-
-    return matrix.summary_table(outcomes, diffs)
 
 
 def parity_notes(outcomes: Sequence[Outcome]) -> list[str]:

@@ -1,8 +1,8 @@
 """The summary matrix: one row per scenario, one column per target, one cell per pair.
 
 Shared by the terminal summary (`summary_table`, `group_lines`) and the reports
-(`parity.results`, `parity.html_report`). Everything is pure: it takes the session's
-outcomes (`parity.report.Outcome`) and, per item, its diff record (`parity.results`:
+(`parity.report.results`, `parity.report.html`). Everything is pure: it takes the session's
+outcomes (`parity.report.outcome.Outcome`) and, per item, its diff record (`parity.report.results`:
 the categories and paths of the differences a check found) and returns text.
 
 Targets are ordered the same way everywhere: the most used parity reference first (ties
@@ -14,8 +14,7 @@ update`). When the table is wider than `WIDTH`, cells are abbreviated (`pass =*`
 `fail:field`, `pass ~miss+1`) and one legend line explains the abbreviations used; a
 table still too wide is split into column groups, each repeating the scenario column.
 
-Failing checks with the same diff (same categories at the same paths) are grouped after
-the table: "plus vs native, same change in 31 scenarios: changed field at ...".
+Failing checks with the same diff are grouped after the table (`parity.report.groups`).
 """
 
 from __future__ import annotations
@@ -23,11 +22,9 @@ from __future__ import annotations
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from parity.report import Outcome
+from parity.report.outcome import Outcome
 
 WIDTH = 120
 """Columns the terminal summary fits in (CI logs and ordinary terminals)."""
@@ -35,7 +32,7 @@ WIDTH = 120
 DiffKey = tuple[str, str, str]
 """(scenario, kind, target) of one item."""
 Diffs = Mapping[DiffKey, Mapping[str, Any]]
-"""Diff records by item (see `parity.results.diff_record`)."""
+"""Diff records by item (see `parity.report.collected.diff_record`)."""
 
 STALE = "stale diverge"
 """A `diverge` rule that matched no difference: fails a parity check like one."""
@@ -343,83 +340,6 @@ def legend(rows: Sequence[Sequence[str]], used: Iterable[str], width: int = WIDT
         if len(line) <= width:
             break
     return line
-
-
-# -- groups of the same change ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Group:
-    """Failing checks of one target against the same thing with the same differences."""
-
-    kind: str
-    target: str
-    against: str
-    """The reference target (parity checks) or `its snapshot` (target checks)."""
-    differences: tuple[tuple[str, str], ...]
-    """(category, path) of every difference recorded (stale rules as `stale diverge`)."""
-    count: int
-    """All differences (a record keeps at most `parity.results.LIMIT` of them)."""
-    scenarios: tuple[str, ...]
-
-
-def difference_groups(outcomes: Sequence[Outcome], diffs: Diffs) -> list[Group]:
-    """Failing checks grouped by (target, against, categories and paths); the largest
-    groups first. Checks without a diff record (a failure that is no diff) are left out."""
-    found: dict[tuple[Any, ...], list[str]] = {}
-    for o in outcomes:
-        diff = diffs.get(item_key(o))
-        if o.status not in ("fail", "differs") or diff is None:
-            continue
-        sig = tuple((d["category"], d["path"]) for d in diff.get("differences", []))
-        sig += tuple((STALE, r["path"]) for r in diff.get("stale", []))
-        if not sig:
-            continue
-        against = o.reference if o.kind == "parity" else "its snapshot"
-        key = (o.kind, o.target, against, sig, int(diff.get("count", len(sig))))
-        if o.scenario not in found.setdefault(key, []):
-            found[key].append(o.scenario)
-    groups = [
-        Group(kind, target, against, sig, count, tuple(sorted(names)))
-        for (kind, target, against, sig, count), names in found.items()
-    ]
-    return sorted(groups, key=lambda g: (-len(g.scenarios), g.target, g.against, g.scenarios))
-
-
-SHOWN = 3
-"""Differences named per group line; the rest are counted."""
-
-
-def group_text(group: Group, shown: int = SHOWN) -> str:
-    """`changed field at a.b, c.d; missing update at e (+2 more)`: the first `shown`
-    differences, by category in their order, and how many more there are."""
-    named: list[tuple[str, list[str]]] = []
-    for category, path in group.differences[:shown]:
-        if named and named[-1][0] == category:
-            named[-1][1].append(path)
-        else:
-            named.append((category, [path]))
-    text = "; ".join(f"{c} at {', '.join(paths)}" for c, paths in named)
-    stale = sum(1 for c, _ in group.differences if c == STALE)
-    rest = group.count + stale - min(shown, len(group.differences))
-    return text + (f" (+{rest} more)" if rest > 0 else "")
-
-
-def group_lines(groups: Sequence[Group], width: int = WIDTH) -> list[str]:
-    """The groups as summary lines wrapped to `width`: which check and where, then
-    what differs."""
-    if not groups:
-        return []
-    checks = sum(len(g.scenarios) for g in groups)
-    lines = [f"differences: {checks} failing check(s), {len(groups)} distinct change(s)"]
-    for g in groups:
-        if len(g.scenarios) > 1:
-            where = f"same change in {len(g.scenarios)} scenarios: {', '.join(g.scenarios)}"
-        else:
-            where = f"in {g.scenarios[0]}"
-        lines += fit(f"  {g.target} vs {g.against}, {where}", width)
-        lines += fit(f"    {group_text(g)}", width)
-    return lines
 
 
 def fit(line: str, width: int = WIDTH) -> list[str]:

@@ -1,6 +1,6 @@
 """JUnit XML of a parity session, for CI: `render_junit(data) -> str`.
 
-One `<testcase>` per scenario item of the session data (`parity.results.session_data`):
+One `<testcase>` per scenario item of the session data (`parity.report.results.session_data`):
 `classname` is the scenario (`baseline/text-exchange`), `name` the item (`plus`, or
 `parity[plus~native]`; an invalid file's item is `validate`, classname its path). A
 failing check gets a `<failure>` (a harness error an `<error>`) whose message is the

@@ -1,230 +1,21 @@
-"""A static, self-contained HTML report of a parity session.
-
-`render_report(data)` turns the session data (`parity.results.session_data`) into pages,
-`{relative path: html}`; `write_report` writes them. Pure and offline: inline CSS, no
-script, no external resource, and a Content-Security-Policy that forbids scripts, so a
-page is safe to open even if some agent text slipped through unescaped (it does not:
-every value is escaped, and control characters are shown as `\\xNN`).
-
-- `index.html`: the summary matrix (scenario x target; each cell the target's own check
-  and its parity check with the failure category), the groups of identical changes, the
-  parity notes.
-- `scenarios/<name>.html`, one per scenario: the results, every difference (category,
-  path, step, both values, links to the lines), the declared `diverge` rules and masks
-  with what each explained or masked, the targets' normalized views side by side with
-  the lines of each difference highlighted (found from the differences' paths in each
-  view's YAML, not by comparing text), the model view collapsed in a `<details>`, then
-  failure output and conformance findings.
+"""One scenario's page of the HTML report: results, differences, expected differences,
+the normalized views side by side with each difference's lines highlighted, failure
+output and conformance findings (see `parity.report.html`). Pure.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from parity.report.html_page import cell_status, esc, page
+
 PathT = tuple[str | int, ...]
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1f2328}
-h1{font-size:22px;margin:0 0 6px}
-h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
-h3{font-size:14px;margin:16px 0 6px}
-a{color:#0969da;text-decoration:none}
-a:hover{text-decoration:underline}
-.muted{color:#59636e}
-table{border-collapse:collapse;margin:6px 0}
-th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f6f8fa;font-weight:600}
-td.cell{font-size:12.5px;white-space:nowrap;padding:0}
-td.cell a,td.cell span.none{display:block;color:inherit}
-td.cell span.none{padding:4px 8px}
-.cell .line{display:block;padding:2px 8px}
-.st-pass{background:#dafbe1}
-.st-new{background:#ddf4ff}
-.st-skip{background:#f6f8fa;color:#59636e}
-.st-fail,.st-differs{background:#ffebe9;color:#82071e}
-.st-none{color:#8c959f}
-code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
-pre.text{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:8px}
-.val{max-width:380px;overflow-wrap:anywhere;white-space:pre-wrap}
-.views{display:flex;gap:12px;align-items:flex-start}
-.view{flex:1 1 0;min-width:0;border:1px solid #d0d7de;border-radius:6px;overflow:hidden}
-.view h3{margin:0;padding:6px 10px;background:#f6f8fa;border-bottom:1px solid #d0d7de}
-.code{overflow-x:auto;padding:4px 0}
-.ln{display:block;white-space:pre;padding-right:8px}
-.ln .no{display:inline-block;width:3.5em;padding-right:8px;text-align:right;color:#8c959f;
- user-select:none}
-.ln.hl{background:#ffebe9;box-shadow:inset 3px 0 #cf222e}
-.ln.ex{background:#fff8c5;box-shadow:inset 3px 0 #bf8700}
-details.model{margin-top:16px}
-details>summary{cursor:pointer;font-weight:600}
-.tag{display:inline-block;padding:0 6px;border-radius:10px;font-size:11.5px;background:#eaeef2}
-.tag.bad{background:#ffebe9;color:#82071e}
-.tag.ok{background:#dafbe1;color:#116329}
-.key{margin:4px 0 0}
-.key span{display:inline-block;padding:0 6px;margin-right:8px}
-td.count{white-space:nowrap}
-"""
-
-
-def esc(value: Any) -> str:
-    """Text for HTML: control characters made visible, then everything escaped."""
-    text = str(value).encode("utf-8", "replace").decode("utf-8")
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return html.escape(text, quote=True)
-
-
-def page_paths(names: Sequence[str]) -> dict[str, str]:
-    """Each scenario's page, `scenarios/<name with / as __>.html`, unique."""
-    out: dict[str, str] = {}
-    used: set[str] = set()
-    for name in names:
-        slug = re.sub(r"[^A-Za-z0-9._-]", "_", name.replace("/", "__")) or "scenario"
-        candidate, n = slug, 1
-        while candidate.lower() in used:
-            n += 1
-            candidate = f"{slug}-{n}"
-        used.add(candidate.lower())
-        out[name] = f"scenarios/{candidate}.html"
-    return out
-
-
-def render_report(data: Mapping[str, Any]) -> dict[str, str]:
-    """The report's pages: `index.html` and one page per scenario (see the module doc)."""
-    scenarios = list(data.get("scenarios", []))
-    paths = page_paths([s["name"] for s in scenarios])
-    pages = {"index.html": _index(data, paths)}
-    for s in scenarios:
-        pages[paths[s["name"]]] = _scenario_page(s, data)
-    return pages
-
-
-def write_report(directory: Path, data: Mapping[str, Any]) -> Path:
-    """Write the report's pages below `directory`; returns its index.html."""
-    for rel, text in render_report(data).items():
-        path = directory / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return directory / "index.html"
-
-
-def _page(title: str, body: str) -> str:
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{esc(title)}</title>\n<style>{CSS}</style></head>\n"
-        f"<body>\n{body}\n</body></html>\n"
-    )
-
-
-# -- index -----------------------------------------------------------------------------
-
-_RANK = {"fail": 4, "differs": 4, "new": 2, "pass": 1, "skip": 0}
-
-
-def _cell_status(cell: Mapping[str, Any]) -> str:
-    parts = [p["status"] for p in (cell.get("own"), cell.get("parity")) if p]
-    return max(parts, key=lambda s: _RANK.get(s, 3)) if parts else "none"
-
-
-def _cell_title(cell: Mapping[str, Any]) -> str:
-    out = []
-    for what, part in (("snapshot", cell.get("own")), ("parity", cell.get("parity"))):
-        if part:
-            out.append(
-                f"{what}: {part['status']}" + (f" ({part['reason']})" if part["reason"] else "")
-            )
-    return "\n".join(out)
-
-
-def _cell_html(cell: Mapping[str, Any], href: str) -> str:
-    status = _cell_status(cell)
-    lines = [
-        f'<span class="line st-{esc(part["status"])}">{esc(part["label"])}</span>'
-        for part in (cell.get("own"), cell.get("parity"))
-        if part
-    ]
-    if not lines:
-        return '<td class="cell st-none"><span class="none">-</span></td>'
-    return (
-        f'<td class="cell cell-{esc(status)}" title="{esc(_cell_title(cell))}">'
-        f'<a href="{esc(href)}">{"".join(lines)}</a></td>'
-    )
-
-
-def _index(data: Mapping[str, Any], paths: Mapping[str, str]) -> str:
-    targets: list[str] = list(data.get("targets", []))
-    reference = data.get("reference", "")
-    head = "".join(
-        f"<th>{esc(t)}"
-        + ('<br><span class="muted">reference</span>' if t == reference else "")
-        + "</th>"
-        for t in targets
-    )
-    rows = []
-    for s in data.get("scenarios", []):
-        cells = {c["target"]: c for c in s["cells"]}
-        page = paths[s["name"]]
-        tds = []
-        for t in targets:
-            if t in cells:
-                tds.append(_cell_html(cells[t], f"{page}#target-{s['targets'].index(t)}"))
-            else:
-                tds.append('<td class="cell st-none"><span class="none">-</span></td>')
-        rows.append(f'<tr><th><a href="{esc(page)}">{esc(s["name"])}</a></th>{"".join(tds)}</tr>')
-    body = [
-        "<h1>parity report</h1>",
-        f'<p class="muted">{esc(data.get("counts_line", ""))}'
-        + (f" · generated {esc(data['generated'])}" if data.get("generated") else "")
-        + "</p>",
-        "<h2>Summary</h2>",
-        '<p class="key muted">Each cell: the target\'s own snapshot check, then its parity '
-        "check against the scenario's reference (first) target.</p>",
-        f'<table class="matrix"><thead><tr><th>scenario</th>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>",
-    ]
-    groups = data.get("groups", [])
-    if groups:
-        body.append("<h2>Differences, grouped</h2><ul>")
-        for g in groups:
-            links = ", ".join(
-                f'<a href="{esc(paths[n])}">{esc(n)}</a>' if n in paths else esc(n)
-                for n in g["scenarios"]
-            )
-            where = (
-                f"same change in {len(g['scenarios'])} scenarios"
-                if len(g["scenarios"]) > 1
-                else "in 1 scenario"
-            )
-            body.append(
-                f"<li><b>{esc(g['target'])} vs {esc(g['against'])}</b>, {esc(where)}: "
-                f'<span class="mono">{esc(g["text"])}</span><br>{links}</li>'
-            )
-        body.append("</ul>")
-    notes = data.get("notes", [])
-    if notes:
-        body.append('<h2>Notes</h2><pre class="text">' + esc("\n".join(notes)) + "</pre>")
-    invalid = data.get("invalid", [])
-    if invalid:
-        body.append("<h2>Invalid scenario files (not run)</h2><ul>")
-        body += [f'<li class="mono">{esc(p)}</li>' for p in invalid]
-        body.append("</ul>")
-    return _page("parity report", "\n".join(body))
-
-
-# -- scenario pages --------------------------------------------------------------------
 
 
 def line_spans(text: str) -> dict[PathT, tuple[int, int]]:
@@ -322,7 +113,7 @@ def _rule_targets(rule: Mapping[str, Any]) -> str:
     return ", ".join(rule["targets"]) if rule.get("targets") else "all targets"
 
 
-def _scenario_page(s: Mapping[str, Any], data: Mapping[str, Any]) -> str:
+def scenario_page(s: Mapping[str, Any], data: Mapping[str, Any]) -> str:
     targets: list[str] = list(s["targets"])
     index = {t: i for i, t in enumerate(targets)}
     views: Mapping[str, Any] = s.get("views", {})
@@ -344,7 +135,7 @@ def _scenario_page(s: Mapping[str, Any], data: Mapping[str, Any]) -> str:
     body.append("<h2>Results</h2><table><thead><tr><th>target</th><th>snapshot check</th>")
     body.append("<th>parity check</th></tr></thead><tbody>")
     for c in s["cells"]:
-        status = _cell_status(c)
+        status = cell_status(c)
         parts = []
         for part in (c.get("own"), c.get("parity")):
             if part is None:
@@ -501,4 +292,4 @@ def _scenario_page(s: Mapping[str, Any], data: Mapping[str, Any]) -> str:
                 f"<h3>{esc(f['target'])} ({esc(f['policy'])})</h3>"
                 f'<pre class="text">{esc(chr(10).join(f["findings"]))}</pre>'
             )
-    return _page(f"{s['name']} · parity report", "\n".join(body))
+    return page(f"{s['name']} · parity report", "\n".join(body))
