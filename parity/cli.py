@@ -1,6 +1,6 @@
 """The `parity` command.
 
-`run` and `record` are thin over pytest (the plugin in `parity.plugin` does the work), so
+`run` and `record` are thin over pytest (the plugin in `parity.suite.plugin` does the work), so
 `parity run`, `make parity` and `pytest scenarios` share one implementation. The other
 subcommands reuse the same library pieces directly: targets, runner, snapshot, report.
 Those are imported by the subcommands that need them: `run` hands over to pytest, which
@@ -58,7 +58,7 @@ def _load(config: Config, name: str) -> Any:
 def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> list[str]:
     """The pytest command line `parity run` / `parity record` stands for (pure)."""
     paths = [str(_scenario_path(config, s)) for s in args.scenarios] or [str(config.scenarios_dir)]
-    out = [*paths, "-p", "parity.plugin", "--parity-root", str(config.root)]
+    out = [*paths, "-p", "parity.suite.plugin", "--parity-root", str(config.root)]
     # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
     out += ["--rootdir", str(config.root)]
     # pytest's own header (platform, plugin settings) says nothing about the agents and
@@ -130,7 +130,7 @@ def cmd_peers(args: argparse.Namespace) -> int:
 
 def _views(config: Config, scenario: Any, names: Sequence[str]) -> list[tuple[str, Any, Any]]:
     """(title, view, RunResult or None) per target: a live run, else the recorded snapshot."""
-    from parity.runner import Runner
+    from parity.suite.runner import Runner
 
     out: list[tuple[str, Any, Any]] = []
     with Runner(config) as runner:
@@ -211,8 +211,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """Walk every changed or new snapshot of the selected runs (see `parity.review`)."""
-    from parity.review import review
+    """Walk every changed or new snapshot of the selected runs (see `parity.suite.review`)."""
+    from parity.suite.review import review
 
     config = _config(args)
     paths = [_scenario_path(config, s) for s in args.scenarios]
@@ -223,7 +223,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from parity.runner import Runner
+    from parity.suite.runner import Runner
 
     config = _config(args)
     scenario = _load(config, args.scenario)

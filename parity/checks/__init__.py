@@ -4,33 +4,20 @@
 `acp_schema`), `problems` (what went wrong in a run; kinds in `problem_kinds`) and
 `expected` (those problems against the scenario's `expect_problems`), `diff` (two views
 -> a categorized parity report; `differences` finds them, `diff_text` shows them).
-
-The public surface below is loaded on first use (PEP 562), as in `parity.fakellm`:
-`python -m parity.checks.acp_schema fetch` imports this package first, and must not
-have imported `acp_schema` already (runpy warns about that). Harness code imports each
-name from the module that defines it.
+The public surface below loads on first use (`parity.lazy`).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from parity.lazy import surface
 
 if TYPE_CHECKING:
     from parity.checks.conformance import conformance_findings
     from parity.checks.diff import ParityReport, compare
     from parity.checks.expected import Judged, judge
     from parity.checks.problems import Problem, run_problems
-
-_HOMES = {
-    "conformance_findings": "parity.checks.conformance",
-    "ParityReport": "parity.checks.diff",
-    "compare": "parity.checks.diff",
-    "Judged": "parity.checks.expected",
-    "judge": "parity.checks.expected",
-    "Problem": "parity.checks.problems",
-    "run_problems": "parity.checks.problems",
-}
 
 __all__ = [
     "Judged",
@@ -42,8 +29,15 @@ __all__ = [
     "run_problems",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(_HOMES[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = surface(
+    __name__,
+    {
+        "conformance_findings": "parity.checks.conformance",
+        "ParityReport": "parity.checks.diff",
+        "compare": "parity.checks.diff",
+        "Judged": "parity.checks.expected",
+        "judge": "parity.checks.expected",
+        "Problem": "parity.checks.problems",
+        "run_problems": "parity.checks.problems",
+    },
+)

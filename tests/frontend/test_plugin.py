@@ -222,7 +222,7 @@ def test_snapshot_update_keeps_the_recording_of_a_target_that_cannot_run(
     project.write("checks/test_plain.py", "def test_plain() -> None:\n    assert True\n")
     recording = project.write("snapshots/demo/text/ghost.yaml", "steps: []\n")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "parity.plugin", "--snapshot-update", "-q"],
+        [sys.executable, "-m", "pytest", "-p", "parity.suite.plugin", "--snapshot-update", "-q"],
         cwd=project.root,
         env=child_env(),
         capture_output=True,

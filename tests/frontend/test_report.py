@@ -17,7 +17,7 @@ from parity.report.text import (
     parity_notes,
     side_by_side,
 )
-from parity.snapshot import snapshot_path
+from parity.suite.snapshots import snapshot_path
 from parity.transcript import Frame, ProcessRecord, StepRecord, Transcript
 from parity.view.calibrate import differing_paths, mask_proposal
 from parity.view.dump import dump_view, load_view

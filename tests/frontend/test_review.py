@@ -10,7 +10,7 @@ import pexpect
 import pytest
 
 from frontend.project import Project, child_env
-from parity.review import PROMPT, PROMPT_BLOCKED, blocking_problems
+from parity.suite.review import PROMPT, PROMPT_BLOCKED, blocking_problems
 from parity.transcript import StepRecord, Transcript
 
 BROKEN = """\

@@ -18,8 +18,8 @@ import pytest
 from frontend.project import TEXT_SCENARIO, Project, child_env, mini_target
 from parity.config import load_config
 from parity.driver.process import group_members
-from parity.runner import Runner
 from parity.scenario.load import load_scenario
+from parity.suite.runner import Runner
 
 STUBBORN = 'MINI_IGNORE_EOF = "1"'
 

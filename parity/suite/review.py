@@ -33,8 +33,8 @@ from parity.config import Config
 from parity.transcript import Transcript
 
 if TYPE_CHECKING:
-    from parity.runner import Runner
     from parity.scenario.model import Scenario
+    from parity.suite.runner import Runner
 
 Mode = Literal["ask", "accept-all", "reject-all"]
 Decision = Literal["accept", "reject", "skip", "quit"]
@@ -83,7 +83,7 @@ class Pending:
     scenario: Scenario
     target: str
     path: Path
-    """Where its snapshot lives (`parity.snapshot.snapshot_path`)."""
+    """Where its snapshot lives (`parity.suite.snapshots.snapshot_path`)."""
     recorded: str | None
     """The snapshot file's text; None when there is no snapshot yet."""
     text: str
@@ -145,7 +145,7 @@ def collect(
     say what was not reviewed and why (an invalid file, a target that cannot run here)."""
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
-    from parity.snapshot import snapshot_path
+    from parity.suite.snapshots import snapshot_path
     from parity.view.dump import dump_view
 
     pending: list[Pending] = []
@@ -335,7 +335,7 @@ def review(
 ) -> int:
     """The `parity review` command: run, then walk the changes. Exit 0, or 2 when it
     would have to ask and stdin is not a terminal (checked before anything runs)."""
-    from parity.runner import Runner
+    from parity.suite.runner import Runner
 
     if accept_all and reject_all:
         raise ValueError("accept_all and reject_all exclude each other")

@@ -9,7 +9,7 @@ parity items that need the same run may land on different workers, and a file lo
 Every run is also checked for conformance (`parity.checks.conformance`): the findings travel
 with the result, never into its view, so snapshots stay free of them (some peers send
 late updates nondeterministically); the target's `conformance` policy decides what
-they do (see `parity.plugin`).
+they do (see `parity.suite.target_item`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
-from parity.snapshot import read_view
+from parity.suite.snapshots import read_view
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
 from parity.transcript import Transcript
