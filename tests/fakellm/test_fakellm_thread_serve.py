@@ -172,7 +172,7 @@ async def test_serve_scenario_json_events_report_requests_and_aborts(tmp_path: P
 
 
 def test_fake_llm_cli_json_flag() -> None:
-    from parity.cli import build_parser
+    from parity.cli.main import build_parser
 
     assert build_parser().parse_args(["fake-llm", "x.yaml", "--json"]).json is True
     assert build_parser().parse_args(["fake-llm", "x.yaml"]).json is False

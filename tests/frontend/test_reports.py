@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from frontend.project import AGENT, TEXT_SCENARIO, Project, mini_target
-from parity import cli
 from parity.checks.diff import compare
 from parity.checks.differences import CATEGORIES
+from parity.cli.main import build_parser
+from parity.cli.run import pytest_args
 from parity.config import load_config
 from parity.report.collected import Collected, rule_record
 from parity.report.groups import difference_groups, group_lines
@@ -341,12 +342,12 @@ def test_run_and_record_pass_the_report_options_to_pytest(tmp_path: Path) -> Non
     project = Project(tmp_path / "p")
     project.write("parity.toml", mini_target("mini"))
     project.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
-    args = cli.build_parser().parse_args(
+    args = build_parser().parse_args(
         ["run", "--report", "out", "--junit", "j.xml", "--json", "s.json"]
     )
     args.pytest_args = []
     config = load_config(project.root)
-    out = cli.pytest_args(args, config, record=False)
+    out = pytest_args(args, config, record=False)
     for option, value in (
         ("--parity-report", "out"),
         ("--parity-junit", "j.xml"),
@@ -354,7 +355,7 @@ def test_run_and_record_pass_the_report_options_to_pytest(tmp_path: Path) -> Non
     ):
         assert out[out.index(option) + 1] == str(Path(value).resolve())
     bare = argparse.Namespace(**{**vars(args), "report": None, "junit": None, "json": None})
-    assert "--parity-report" not in cli.pytest_args(bare, config, record=True)
+    assert "--parity-report" not in pytest_args(bare, config, record=True)
 
 
 # -- end to end ------------------------------------------------------------------------

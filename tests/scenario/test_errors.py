@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from parity.cli.validate import validate_paths
 from parity.scenario.errors import ScenarioError, ScenarioInvalid
 from parity.scenario.load import check_text, load_scenario
-from parity.scenario.validate import validate_paths
 
 HEAD = """\
 description: a scenario

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from parity.cli.validate import validate_paths
 from parity.fakellm.script import build_response
 from parity.scenario.load import discover, load_scenario, scenario_name
 from parity.scenario.model import Scenario
-from parity.scenario.validate import validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = discover(ROOT / "scenarios")

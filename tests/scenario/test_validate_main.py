@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from parity.cli.validate import validate_main, validate_paths
 from parity.config import load_config
-from parity.scenario.validate import validate_main, validate_paths
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "description: fine\nsteps: [{initialize: {}}]\n"
@@ -19,7 +19,7 @@ BAD = "description: broken\nsteps:\n  - promt: {}\n  - wait: {ms: soon}\n"
 def run(*paths: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     code = (
         "import sys; from parity.config import load_config; "
-        "from parity.scenario.validate import validate_main as v; "
+        "from parity.cli.validate import validate_main as v; "
         "sys.exit(v(sys.argv[1:], load_config()))"
     )
     return subprocess.run(

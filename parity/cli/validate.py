@@ -6,14 +6,20 @@ paths, the project's configured scenarios directory is checked.
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from parity.cli.project import project_config
 from parity.config import Config, find_root, load_config
 from parity.scenario.errors import ScenarioError
 from parity.scenario.load import check_text, discover
 from parity.targets.spec import TargetConfigError
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    return validate_main(list(args.paths), project_config(args))
 
 
 def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
