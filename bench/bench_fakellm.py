@@ -15,7 +15,7 @@ import statistics
 import time
 from typing import Any
 
-from parity.fakellm import FakeLLMThread
+from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import DEFAULT_CATALOG
 
 STREAM = json.dumps({"messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}]})

@@ -10,8 +10,7 @@ import pytest
 
 from parity.driver import process
 from parity.driver.process import Ladder, agent_env, group_members, looks_secret, scrub_env
-
-from .helpers import AGENTS, alive
+from tests.support.driver import AGENTS, alive
 
 
 @pytest.mark.parametrize(
