@@ -9,7 +9,8 @@ For each `Layout` (the package, plus the source trees whose imports of it are ch
   never uses (a package `__init__` may import the names its `__all__` declares, its
   public surface);
 - no caller importing a name through a package's surface: callers import each name from
-  the module that defines it.
+  the module that defines it;
+- with an architecture doc, its `## Modules` table names every module, and nothing else.
 
 Every import counts, at module level, inside functions or under `TYPE_CHECKING`: a lazy
 import still couples two modules. The first tests run the checks on small packages
@@ -19,6 +20,7 @@ written to break each rule, so each check is shown to fail when it should.
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,9 +40,18 @@ class Layout:
     callers: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     """Trees below the callers that are left out (another package's own tests)."""
+    architecture: str = ""
+    """The package's architecture doc, whose module table must name every module."""
 
 
-LAYOUTS = [Layout("parity", callers=("tests", "bench"), exclude=("tests/plus",))]
+LAYOUTS = [
+    Layout(
+        "parity",
+        callers=("tests", "bench"),
+        exclude=("tests/plus",),
+        architecture="parity/ARCHITECTURE.md",
+    )
+]
 
 
 @dataclass(frozen=True)
@@ -278,6 +289,34 @@ def surface_imports(modules: dict[str, Module], callers: list[Path], base: Path)
     return out
 
 
+def documented_modules(doc: str) -> set[str]:
+    """The files the `## Modules` table names: the first cell of each row, where a name
+    without a folder (`` `b.py` `` after `` `pkg/a.py` ``) is in the folder of the first."""
+    out: set[str] = set()
+    section = doc.partition("\n## Modules\n")[2].partition("\n## ")[0]
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        names = re.findall(r"`([^`]+)`", line.split("|")[1])
+        folder = names[0].rpartition("/")[0] if names else ""
+        for name in names:
+            out.add(name if "/" in name or not folder else f"{folder}/{name}")
+    return out
+
+
+def undocumented(base: Path, package: str, doc: str) -> tuple[list[str], list[str]]:
+    """(modules the table does not name, names in the table that are not files)."""
+    files = {
+        p.relative_to(base / package).as_posix()
+        for p in (base / package).rglob("*")
+        if p.is_file()
+        and p.suffix in (".py", ".toml", ".mjs", ".json")
+        and p.name not in ("__init__.py", "__main__.py")
+    }
+    named = documented_modules(doc)
+    return sorted(files - named), sorted(n for n in named if not (base / package / n).exists())
+
+
 # -- the checks, shown to fail on packages that break each rule ---------------------------
 
 
@@ -362,6 +401,17 @@ def test_imports_through_a_package_surface_are_found(tmp_path: Path) -> None:
     ]
 
 
+def test_a_module_missing_from_the_architecture_table_is_found(tmp_path: Path) -> None:
+    _package(
+        tmp_path, {"pkg/__init__.py": "", "pkg/a/one.py": "", "pkg/a/two.py": "", "pkg/b.py": ""}
+    )
+    doc = (
+        "# pkg\n\n## Modules\n\n| module | job |\n|---|---|\n"
+        "| `a/one.py`, `gone.py` | ... |\n| `b.py` | ... |\n\n## Elsewhere\n\n| `a/two.py` |\n"
+    )
+    assert undocumented(tmp_path, "pkg", doc) == (["a/two.py"], ["a/gone.py"])
+
+
 def test_an_oversized_module_is_found(tmp_path: Path) -> None:
     modules = _package(tmp_path, {"pkg/__init__.py": "", "pkg/big.py": "x = 1\n" * 401})
     assert oversized(modules) == [f"{tmp_path / 'pkg/big.py'}: 401 lines"]
@@ -397,6 +447,15 @@ def test_the_folders_import_each_other_in_one_direction(
 
 def test_no_pass_through_import(modules: dict[str, Module]) -> None:
     assert pass_throughs(modules) == []
+
+
+@pytest.mark.parametrize(
+    "documented", [x for x in LAYOUTS if x.architecture], ids=lambda x: x.package
+)
+def test_the_architecture_doc_names_every_module(documented: Layout) -> None:
+    layout = documented
+    doc = (ROOT / layout.architecture).read_text(encoding="utf-8")
+    assert undocumented(ROOT, layout.package, doc) == ([], [])
 
 
 def test_callers_import_from_the_defining_module(
