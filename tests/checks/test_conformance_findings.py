@@ -1,6 +1,6 @@
 """Conformance findings on hand-built transcripts, against the pinned ACP schema.
 
-The schema is fetched on first use (`parity.acp_schema.fetch`, idempotent); without npm
+The schema is fetched on first use (`parity.checks.acp_schema.fetch`, idempotent); without npm
 these tests fail with the fetch error rather than skip, because schema validation is a
 feature, not an option.
 """

@@ -27,7 +27,7 @@ def msg(text: str, mid: str = "<message:2>", kind: str = "agent_message_chunk") 
 
 
 def base() -> dict[str, Any]:
-    """The reference view of a tool turn (contract §7.4 scenario 4)."""
+    """The reference view of a tool turn (docs/contract.md §7.4 scenario 4)."""
     return {
         "steps": [
             {

@@ -1,6 +1,6 @@
 """The script engine, without sockets: entries -> canonical chunks, consumption, matching.
 
-The expected chunk lists are written out from the helpers of the DSH contract §7.2
+The expected chunk lists are written out from the helpers of docs/contract.md §7.2
 (`textResponse`, `maxTokensResponse`, `errorResponse`, `'hang'`, `toolCallResponse`,
 `reasoningToolCallScript`), so the fake feeds DSH-family targets exactly what the
 native parity suite's MockAdapter would.

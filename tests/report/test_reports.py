@@ -1,9 +1,9 @@
 """Reports people look at: the terminal matrix, the session data, JUnit XML, JSON, HTML.
 
-The pure parts (`parity.matrix`, `parity.results`, `parity.junit`, `parity.html_report`)
-are checked on hand-made data; one end-to-end run over a throwaway project checks what
+The pure parts (`parity.report.matrix`, `results`, `junit`, `html`) are checked on
+hand-made data; one end-to-end run over a throwaway project checks what
 `parity run --junit --json` writes and what its summary says (the browser checks of the
-HTML report are in test_html_report.py).
+HTML report are in test_html_browser.py).
 """
 
 from __future__ import annotations

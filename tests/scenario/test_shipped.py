@@ -82,7 +82,7 @@ def text_response(t: str) -> list[Any]:
     return [*text_block("text", t, list(t)), usage, finish("stop")]
 
 
-# Contract 7.2: the chunk lists of the native parity suite's script helpers.
+# docs/contract.md §7.2: the chunk lists of the native parity suite's script helpers.
 SCRIPTS: dict[str, list[list[Any]]] = {
     "baseline/text-exchange": [text_response("hello there")],
     "baseline/max-tokens": [

@@ -1,8 +1,8 @@
-"""A broken run is never a passing snapshot (`parity.problems`), end to end.
+"""A broken run is never a passing snapshot (`parity.checks.problems`), end to end.
 
 One throwaway project holds one scenario per run-problem kind, each run against a tiny
-stdlib agent from `agents/` that causes exactly that problem (or the plain stub agent,
-where the scenario causes it). One `parity run` shows that every problem fails its item
+stdlib agent from `tests/fixtures/agents/` that causes exactly that problem (or the plain
+stub agent, where the scenario causes it). One `parity run` shows that every problem fails its item
 with its kind and step; one `parity record` that nothing is written for any of them.
 Declaring each under `expect_problems` makes them pass and record; a declared problem
 that does not occur is stale and fails. The kinds no agent can cause cheaply (an

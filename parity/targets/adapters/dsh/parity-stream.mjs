@@ -1,7 +1,7 @@
 /**
  * acp-parity's parity-stream/1 plugin for DeepSeek Harness (DSH).
  *
- * Mounted into a DSH composition by the harness's native launcher (parity/native.py),
+ * Mounted into a DSH composition by the harness's native launch kit (parity/targets/dsh.py),
  * it makes a real DSH agent talk to the harness's scripted fake LLM over the fixed
  * wire of docs/parity-stream.md:
  *
