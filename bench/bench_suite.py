@@ -103,7 +103,9 @@ def split(root: Path) -> Split:
     config = load_config(root)
     out = Split()
     started = time.perf_counter()
-    scenarios: list[Scenario] = [load_scenario(p, root) for p in discover(root / "scenarios")]
+    scenarios: list[Scenario] = [
+        load_scenario(p, config.scenarios_dir) for p in discover(config.scenarios_dir)
+    ]
     with Runner(config) as runner:
         for scenario in scenarios:
             views = {}
