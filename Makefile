@@ -16,8 +16,8 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-$(SCHEMA): $(STAMP) parity/acp_schema.py
-	$(BIN)/python -m parity.acp_schema fetch
+$(SCHEMA): $(STAMP) parity/checks/acp_schema.py
+	$(BIN)/python -m parity.checks.acp_schema fetch
 
 schema: $(SCHEMA)
 

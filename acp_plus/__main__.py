@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     # Imported here so `--help` and the dumps stay instant.
     import asyncio
 
-    from acp_plus.stdio import run_stdio
+    from acp_plus.server.stdio import run_stdio
 
     try:
         asyncio.run(run_stdio(config))

@@ -17,7 +17,7 @@ from acp_plus import model_control
 from acp_plus.config import Config, ProviderSpec
 from acp_plus.core.context import ContextSettings
 from acp_plus.core.tools.procs import protect_env
-from acp_plus.sessions import RouteInfo
+from acp_plus.sessions import LiveSession, RouteInfo
 
 if TYPE_CHECKING:
     from acp_plus.core.attachments import AttachmentStore
@@ -212,3 +212,12 @@ def _consume_exception(task: asyncio.Task[Any]) -> None:
     # The error is reported to whichever request awaits the runtime; never "unretrieved".
     if not task.cancelled():
         task.exception()
+
+
+async def config_options(session: LiveSession, runtime: Runtime) -> list[dict[str, Any]]:
+    """The `configOptions` a new or resumed session answers with (§1.5)."""
+    if session.selection is None:
+        return []
+    return model_control.config_options(
+        session.selection, await runtime.catalog(), session.route_info.reasoning
+    )

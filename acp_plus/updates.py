@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from acp_plus.features import commands, modes
+from acp_plus.core import events as ev
 from acp_plus.js_json import js_parse
 
 NO_STORE = "cannot deliver assistant image: no attachment store is mounted"
@@ -149,15 +149,34 @@ def project(
     if kind == "tool/result":
         return [_tool_result(event, read_image)]
     # The increments' events (§6.3, §6.4); only the plus profile ever commits them.
-    if kind == commands.RUN_EVENT:
-        return [commands.run_update(event)]
-    if kind == commands.DONE_EVENT:
-        return commands.done_updates(event)
-    if kind == modes.EVENT:
-        return [modes.current_mode_update(event)]
+    if kind == ev.COMMAND_RUN:
+        return [command_run_update(event)]
+    if kind == ev.COMMAND_DONE:
+        return command_done_updates(event)
+    if kind == ev.MODE_SET:
+        return [current_mode_update(event)]
     return []
 
 
 def config_option_update(options: list[dict[str, Any]]) -> dict[str, Any]:
     """The update sent to live sessions when the provider topology changes (§1.5)."""
     return {"sessionUpdate": "config_option_update", "configOptions": options}
+
+
+def command_run_update(event: Mapping[str, Any]) -> dict[str, Any]:
+    """Projection of `command/run`: the client's line echoed back, no messageId."""
+    text = f"/{event.get('name', '')}{event.get('args', '')}"
+    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
+
+
+def command_done_updates(event: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Projection of `command/done`: its text as an agent message, none when empty."""
+    text = event.get("text")
+    if not isinstance(text, str) or not text:
+        return []
+    return [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}]
+
+
+def current_mode_update(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The projection of a committed `plan/mode` event (§6.3)."""
+    return {"sessionUpdate": "current_mode_update", "currentModeId": event.get("mode")}

@@ -24,8 +24,10 @@ import sys
 import time
 from pathlib import Path
 
-from parity.driver import Launch, RunPaths, run_scenario, wait_for_cleanup
-from parity.scenario import Scenario, Step, Where
+from parity.driver.run import run_scenario, wait_for_cleanup
+from parity.driver.state import RunPaths
+from parity.scenario.model import Scenario, Step, Where
+from parity.targets.launch import Launch
 
 AGENT = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "agents" / "echo_agent.py"
 GOAL_MS = 30.0

@@ -15,8 +15,8 @@ import statistics
 import time
 from typing import Any
 
-from parity.fakellm import FakeLLMThread
-from parity.scenario import DEFAULT_CATALOG
+from parity.fakellm.thread import FakeLLMThread
+from parity.scenario.model import DEFAULT_CATALOG
 
 STREAM = json.dumps({"messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}]})
 CHAT = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}]})

@@ -32,11 +32,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity.diff import compare
-from parity.runner import Runner, normalized, profile_of
-from parity.scenario import Scenario, discover, load_scenario
-from parity.snapshot import dump_view, snapshot_path
-from parity.targets import load_config
+from parity.checks.diff import compare
+from parity.config import load_config
+from parity.scenario.load import discover, load_scenario
+from parity.scenario.model import Scenario
+from parity.suite.runner import Runner, normalized
+from parity.suite.snapshots import snapshot_path
+from parity.view.dump import dump_view
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL_SHARE = 0.10
@@ -101,7 +103,9 @@ def split(root: Path) -> Split:
     config = load_config(root)
     out = Split()
     started = time.perf_counter()
-    scenarios: list[Scenario] = [load_scenario(p, root) for p in discover(root)]
+    scenarios: list[Scenario] = [
+        load_scenario(p, config.scenarios_dir) for p in discover(config.scenarios_dir)
+    ]
     with Runner(config) as runner:
         for scenario in scenarios:
             views = {}
@@ -132,7 +136,7 @@ def split(root: Path) -> Split:
                     compare(
                         views[reference],
                         views[other],
-                        profile=profile_of(scenario),
+                        profile=scenario.profile,
                         diverge=scenario.diverge,
                         ref_name=reference,
                         other_name=other,

@@ -1,13 +1,15 @@
-"""The transcript of one run: plain data, recorded by the driver and the fake LLM.
+"""The transcript of one run: typed plain data, recorded by the driver and the fake LLM.
 
-Everything downstream (normalization, snapshots, parity diffs, conformance findings) is
-a pure function of a `Transcript` or of its `to_dict()` form, so it can be tested without
-spawning anything. Times are monotonic seconds since the run started; they stay in the
-raw transcript and are removed by normalization.
+Everything downstream (normalization, snapshots, parity diffs, conformance findings, run
+problems, failure reports) is a pure function of a `Transcript`, so it can be tested
+without spawning anything. `to_dict` / `from_dict` carry it through JSON (the session's
+run cache, `parity.suite.runner`) and back, typed again. Times are monotonic seconds
+since the run started; they stay in the raw transcript and are removed by normalization.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -112,13 +114,32 @@ class Transcript:
     files: dict[str, str | None] = field(default_factory=dict)
     """The scenario's `expect_files` after the run (None: the file does not exist)."""
     dialect: str = ""
-    """The target's declared fake-LLM dialect (`parity.problems` checks the calls)."""
+    """The target's declared fake-LLM dialect (`parity.checks.problems` checks the calls)."""
     agent: dict[str, str] = field(default_factory=dict)
     """What the launched agent says it is (e.g. the DSH version of a native run); the
     view carries it as `agent`, and the parity diff ignores it."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Transcript:
+        """The inverse of `to_dict` (also after a JSON round trip)."""
+        return cls(
+            scenario=data["scenario"],
+            target=data["target"],
+            run_id=data["run_id"],
+            frames=[Frame(**f) for f in data.get("frames", [])],
+            steps=[StepRecord(**s) for s in data.get("steps", [])],
+            model_requests=[ModelRequest(**r) for r in data.get("model_requests", [])],
+            processes=[ProcessRecord(**p) for p in data.get("processes", [])],
+            problems=list(data.get("problems", [])),
+            paths=dict(data.get("paths", {})),
+            timings=dict(data.get("timings", {})),
+            files=dict(data.get("files", {})),
+            dialect=data.get("dialect", ""),
+            agent=dict(data.get("agent", {})),
+        )
 
     def frame(self, seq: int) -> Frame:
         return self.frames[seq]

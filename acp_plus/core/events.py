@@ -222,3 +222,10 @@ def turn_end(turn: int, kind: TurnEndKind, error: Failure | None = None) -> Turn
 def text_block(text: str) -> dict[str, Any]:
     """A text content block (the shape shared by messages and tool results)."""
     return {"type": "text", "text": text}
+
+
+# Event types the increments add (acp_plus/features/); named here, beside the core's, so
+# the projection (updates.py) and replay read them without importing the features.
+COMMAND_RUN = "command/run"
+COMMAND_DONE = "command/done"
+MODE_SET = "plan/mode"

@@ -20,11 +20,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from acp_plus.core.events import COMMAND_DONE, COMMAND_RUN
 from acp_plus.features import modes
 from acp_plus.js_json import JS_WHITESPACE
-
-RUN_EVENT = "command/run"
-DONE_EVENT = "command/done"
 
 _NAME = re.compile(r"/([A-Za-z][A-Za-z0-9_-]*)")
 
@@ -120,26 +118,12 @@ def available_commands_update(commands: Sequence[Command]) -> dict[str, Any]:
 
 def run_event(line: CommandLine) -> dict[str, Any]:
     """The event committed when a command starts (uncommitted form)."""
-    return {"type": RUN_EVENT, "name": line.name, "args": line.args}
+    return {"type": COMMAND_RUN, "name": line.name, "args": line.args}
 
 
 def done_event(line: CommandLine, text: str) -> dict[str, Any]:
     """The event committed when a command has answered."""
-    return {"type": DONE_EVENT, "name": line.name, "text": text}
-
-
-def run_update(event: Mapping[str, Any]) -> dict[str, Any]:
-    """Projection of `command/run`: the client's line echoed back, no messageId."""
-    text = f"/{event.get('name', '')}{event.get('args', '')}"
-    return {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": text}}
-
-
-def done_updates(event: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Projection of `command/done`: its text as an agent message, none when empty."""
-    text = event.get("text")
-    if not isinstance(text, str) or not text:
-        return []
-    return [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}]
+    return {"type": COMMAND_DONE, "name": line.name, "text": text}
 
 
 # -- what the commands say ------------------------------------------------------------

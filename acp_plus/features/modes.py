@@ -21,11 +21,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from acp_plus.core.events import MODE_SET
 from acp_plus.errors import RpcError, invalid_params
 
 DEFAULT = "default"
 PLAN = "plan"
-EVENT = "plan/mode"
 CONFIG_ID = "mode"
 
 
@@ -70,14 +70,14 @@ def unknown_mode(mode_id: Any) -> RpcError:
 
 def mode_event(mode: str) -> dict[str, Any]:
     """The event a switch commits (uncommitted form)."""
-    return {"type": EVENT, "mode": mode}
+    return {"type": MODE_SET, "mode": mode}
 
 
 def current_mode(events: Iterable[Mapping[str, Any]]) -> str:
     """The mode the log leaves the session in: the last `plan/mode`, else `default`."""
     mode = DEFAULT
     for event in events:
-        if event.get("type") == EVENT and event.get("mode") in (DEFAULT, PLAN):
+        if event.get("type") == MODE_SET and event.get("mode") in (DEFAULT, PLAN):
             mode = str(event["mode"])
     return mode
 
@@ -86,7 +86,7 @@ def ever_switched(events: Iterable[Mapping[str, Any]]) -> bool:
     """Whether the session ever changed mode (then the model is told the mode even in
     `default`, so leaving plan mode is explicit; a session that never switched keeps
     native's runtime context byte for byte)."""
-    return any(event.get("type") == EVENT for event in events)
+    return any(event.get("type") == MODE_SET for event in events)
 
 
 def modes_state(current: str) -> dict[str, Any]:
@@ -109,11 +109,6 @@ def mode_option(current: str) -> dict[str, Any]:
         "currentValue": current,
         "options": [{"value": m.id, "name": m.name, "description": m.description} for m in MODES],
     }
-
-
-def current_mode_update(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The projection of a committed `plan/mode` event (§6.3)."""
-    return {"sessionUpdate": "current_mode_update", "currentModeId": event.get("mode")}
 
 
 def _without_note(runtime: str | None) -> str | None:

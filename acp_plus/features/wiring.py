@@ -165,7 +165,7 @@ class Increments:
 
     async def session_options(self, session: LiveSession) -> list[dict[str, Any]]:
         """The session's complete `configOptions` now."""
-        from acp_plus.activation import config_options
+        from acp_plus.runtime import config_options
 
         runtime = await self._runtime.get()
         return self.config_options(session, await config_options(session, runtime))

@@ -8,7 +8,7 @@ vocabulary (docs/fakellm.md): `model`, `reasoningEffort`, `system`, `messages` w
 `text` / `reasoning` / `tool-call` / `image` blocks and `tool` messages, and `tools`.
 Dialect plumbing (stream flags, usage options, ids of the provider's own objects) and
 what some dialects cannot say at all (`isError` of a tool result, the provider route)
-are left out. `parity.diff` compares model views this way when the two sides' dialects
+are left out. `parity.checks.diff` compares model views this way when the two sides' dialects
 differ.
 """
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from parity.fakellm.script import Chunk, RequestView
 from parity.fakellm.wire import Wire, field_problem, ndjson
-from parity.scenario import Tool
+from parity.scenario.model import Tool
 
 PROTOCOL = "parity-stream/1"
 

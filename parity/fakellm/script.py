@@ -2,8 +2,8 @@
 
 Pure functions over plain data, no I/O. A scenario's `llm` entries (their validated YAML
 mappings) become `Response`s: the parity-stream StreamChunk list a DSH-family target
-would receive (contract §8.1, helpers of §7.2), plus the few facts that are not chunks
-(hang after the chunks, per-chunk delay, failure before any chunk). Every dialect
+would receive (docs/contract.md §8.1, helpers of §7.2), plus the few facts that are not
+chunks (hang after the chunks, per-chunk delay, failure before any chunk). Every dialect
 renderer translates this one canonical form, so all targets see the same script.
 
 `Script` holds the only state: which consumable entry comes next. Side entries (those
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 Chunk = dict[str, Any]
-"""One parity-stream StreamChunk (contract §8.1)."""
+"""One parity-stream StreamChunk (docs/contract.md §8.1)."""
 
 DEFAULT_ERROR_CODE = "PROVIDER_ERROR"
 

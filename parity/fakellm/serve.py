@@ -20,7 +20,8 @@ from typing import TextIO
 
 from parity.fakellm.mcp_stdio import mcp_server_entry
 from parity.fakellm.server import FakeLLM
-from parity.scenario import Scenario, load_scenario
+from parity.scenario.load import load_scenario
+from parity.scenario.model import Scenario
 from parity.transcript import ModelRequest
 
 RUN_ID = "scenario"

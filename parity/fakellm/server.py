@@ -24,7 +24,7 @@ from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.providers import PROVIDERS, Call, Provider
 from parity.fakellm.script import Response, Script
 from parity.fakellm.wire import Wire, assemble, batches, failure_fields
-from parity.scenario import LlmEntry, Tool
+from parity.scenario.model import LlmEntry, Tool
 from parity.transcript import ModelRequest
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from parity.fakellm.server import FakeLLM, Run
-from parity.scenario import LlmEntry, Tool
+from parity.scenario.model import LlmEntry, Tool
 
 T = TypeVar("T")
 

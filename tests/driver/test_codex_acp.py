@@ -10,19 +10,19 @@ anything themselves: without it they skip, saying so.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from parity.driver import Launch, RunPaths, run_scenario
-from parity.fakellm import FakeLLM
-from parity.process import Ladder
-from parity.scenario import DEFAULT_CATALOG
+from parity.driver.process import Ladder
+from parity.driver.run import run_scenario
+from parity.driver.state import RunPaths
+from parity.fakellm.server import FakeLLM
+from parity.scenario.model import DEFAULT_CATALOG
+from parity.targets.launch import Launch
 from parity.transcript import Transcript
-
-from .helpers import assert_all_gone, chunks, messages, scenario, st
+from tests.support.driver import assert_all_gone, chunks, messages, scenario, st
 
 PACKAGE = "@zed-industries/codex-acp@0.16.0"
 PREFIX = Path(__file__).resolve().parents[2] / ".cache" / "peers" / "codex-acp"
@@ -48,16 +48,6 @@ def codex_acp() -> Path:
     if not BINARY.exists():
         pytest.skip(f"codex-acp ({PACKAGE}) is not installed: run `make peers`")
     return BINARY
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeLLM]:
-    server = FakeLLM()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
 
 
 async def run_codex(

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from parity import jsonrpc
-from parity.jsonrpc import FRAME_LIMIT, OVERSIZE_HEAD, Line, classify, parse_line
+from parity.driver import jsonrpc
+from parity.driver.jsonrpc import FRAME_LIMIT, OVERSIZE_HEAD, Line, classify, parse_line
 
 
 def parsed(data: bytes) -> jsonrpc.Parsed:

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from parity import process
-from parity.process import Ladder, agent_env, group_members, looks_secret, scrub_env
-
-from .helpers import AGENTS, alive
+from parity.driver import process
+from parity.driver.process import Ladder, agent_env, group_members, looks_secret, scrub_env
+from tests.support.driver import AGENTS, alive
 
 
 @pytest.mark.parametrize(

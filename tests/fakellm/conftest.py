@@ -1,24 +1,14 @@
-"""Fixtures for the fake LLM tests: a real server on 127.0.0.1 per test."""
+"""Fixtures for the fake LLM tests: runs on the shared live server (`fake`, tests/conftest.py)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from parity.fakellm import FakeLLM, Run
-from parity.scenario import DEFAULT_CATALOG, Tool
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeLLM]:
-    server = FakeLLM()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+from parity.fakellm.server import FakeLLM, Run
+from parity.scenario.model import DEFAULT_CATALOG, Tool
 
 
 @pytest.fixture

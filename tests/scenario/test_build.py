@@ -8,19 +8,9 @@ from typing import Any
 
 import jsonschema
 
-from parity.scenario import (
-    DEFAULT_CATALOG,
-    SCHEMA_PATH,
-    UPDATE_KINDS,
-    Rule,
-    Step,
-    Tool,
-    Where,
-    discover,
-    load_scenario,
-    scenario_name,
-    schema,
-)
+from parity.scenario.load import discover, load_scenario, scenario_name
+from parity.scenario.model import DEFAULT_CATALOG, Rule, Step, Tool, Where
+from parity.scenario.schema_findings import SCHEMA_PATH, UPDATE_KINDS, schema
 
 FULL = """\
 description: everything at once
@@ -156,8 +146,9 @@ def test_scenario_name_accepts_project_root_scenarios_dir_or_nothing(tmp_path: P
 def test_discover_lists_yaml_below_scenarios_sorted(tmp_path: Path) -> None:
     for rel in ("scenarios/b/z.yaml", "scenarios/a.yaml", "scenarios/b/a.yml", "other/c.yaml"):
         write(tmp_path, rel, "")
-    assert discover(tmp_path) == [tmp_path / "scenarios/a.yaml", tmp_path / "scenarios/b/z.yaml"]
-    assert discover(tmp_path / "other") == []
+    scenarios = tmp_path / "scenarios"
+    assert discover(scenarios) == [scenarios / "a.yaml", scenarios / "b/z.yaml"]
+    assert discover(tmp_path / "missing") == []
 
 
 def test_schema_is_valid_draft_2020_12_and_on_disk() -> None:

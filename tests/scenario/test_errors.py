@@ -7,13 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from parity.scenario import (
-    ScenarioError,
-    ScenarioInvalid,
-    check_text,
-    load_scenario,
-    validate_paths,
-)
+from parity.cli.validate import validate_paths
+from parity.scenario.errors import ScenarioError, ScenarioInvalid
+from parity.scenario.load import check_text, load_scenario
 
 HEAD = """\
 description: a scenario
@@ -387,7 +383,7 @@ def test_builtin_tool_calls_need_no_declaration_but_must_not_shadow_one() -> Non
 def test_a_non_string_tool_name_is_a_finding_not_a_crash() -> None:
     # Found by the mutation fuzzer: the cross-checks built a set of tool names and hashed
     # the mapping given as a name.
-    from parity.scenario import check_text
+    from parity.scenario.load import check_text
 
     text = "description: d\ntools:\n  - name: {a: 1}\nsteps:\n  - initialize: {}\n"
     errors = check_text(text, "x.yaml")[0]

@@ -7,11 +7,13 @@ from typing import Any
 
 import pytest
 
+from parity.cli.validate import validate_paths
 from parity.fakellm.script import build_response
-from parity.scenario import Scenario, discover, load_scenario, scenario_name, validate_paths
+from parity.scenario.load import discover, load_scenario, scenario_name
+from parity.scenario.model import Scenario
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = discover(ROOT)
+SHIPPED = discover(ROOT / "scenarios")
 HEADER = "# yaml-language-server: $schema=../../parity/schema/scenario.schema.json\n"
 
 
@@ -82,7 +84,7 @@ def text_response(t: str) -> list[Any]:
     return [*text_block("text", t, list(t)), usage, finish("stop")]
 
 
-# Contract 7.2: the chunk lists of the native parity suite's script helpers.
+# docs/contract.md §7.2: the chunk lists of the native parity suite's script helpers.
 SCRIPTS: dict[str, list[list[Any]]] = {
     "baseline/text-exchange": [text_response("hello there")],
     "baseline/max-tokens": [

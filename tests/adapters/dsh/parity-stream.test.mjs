@@ -1,4 +1,4 @@
-// Tests of the DSH plugin parity/adapters/dsh/parity-stream.mjs against the harness's
+// Tests of the DSH plugin parity/targets/adapters/dsh/parity-stream.mjs against the harness's
 // real fake LLM: `parity fake-llm --json FIXTURE` runs as a subprocess and reports every
 // request it receives (and every request a client aborts) as one JSON line.
 //
@@ -23,7 +23,7 @@ import {
   makeAdapter,
   streamChunks,
   toolDefinition,
-} from '../../../parity/adapters/dsh/parity-stream.mjs'
+} from '../../../parity/targets/adapters/dsh/parity-stream.mjs'
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url))
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url))

@@ -23,8 +23,8 @@ from acp_plus.config import build
 from acp_plus.core.llm.base import Router
 from acp_plus.errors import RpcError
 from acp_plus.features.session_load import NOT_ENABLED
-from acp_plus.methods import Server
 from acp_plus.rpc import RequestContext
+from acp_plus.server.methods import Server
 from parity.scenario import DEFAULT_CATALOG
 
 TOOL_TURN = [

@@ -1,0 +1,201 @@
+"""The `parity` command: its arguments, and each subcommand to the module that runs it.
+
+`run` and `record` are thin over pytest (`parity.cli.run`; the plugin in
+`parity.suite.plugin` does the work); `validate` is `parity.cli.validate`; `show`,
+`diff` and `calibrate` run agents directly (`parity.cli.inspect`); `targets`, `peers`,
+`review` and `fake-llm` are here. Every one reads the project through
+`parity.cli.project.project_config`. Harness modules are imported by the subcommands
+that need them: `run` hands over to pytest, which must import syrupy itself (after
+setting up assertion rewriting for it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
+from parity.cli.project import load_named, project_config, scenario_path
+from parity.cli.run import cmd_run
+from parity.cli.validate import cmd_validate
+from parity.targets import peers
+from parity.targets.launch import availability, describe
+from parity.targets.spec import BUILTIN, TargetConfigError
+
+
+def cmd_targets(args: argparse.Namespace) -> int:
+    config = project_config(args)
+    rows = describe(config.targets, config.root)
+    width = max(len(name) for name, _, _ in rows)
+    for name, state, detail in rows:
+        print(f"{name:<{width}}  {state:<11}  {detail}")
+    print(f"\n(targets from {BUILTIN} and {config.source})")
+    return 0
+
+
+def cmd_peers(args: argparse.Namespace) -> int:
+    config = project_config(args)
+    if args.action == "install":
+        return peers.install(config.targets, config.root, args.names)
+    for name, spec in peers.installable(config.targets).items():
+        why = availability(spec, config.root)
+        print(f"{name:<12} {spec.install.get('npm', '')}  {why or 'installed'}")
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    """Walk every changed or new snapshot of the selected runs (see `parity.suite.review`)."""
+    from parity.suite.review import review
+
+    config = project_config(args)
+    paths = [scenario_path(config, s) for s in args.scenarios]
+    select = {t.strip() for t in args.targets.split(",") if t.strip()} if args.targets else None
+    return review(
+        config, paths, select=select, accept_all=args.accept_all, reject_all=args.reject_all
+    )
+
+
+def cmd_fake_llm(args: argparse.Namespace) -> int:
+    """Serve one scenario's script on 127.0.0.1 until interrupted (for manual agents)."""
+    import asyncio
+
+    from parity.fakellm.serve import serve_scenario
+
+    config = project_config(args)
+    name = args.scenario or args.scenario_arg
+    if not name:
+        raise SystemExit("parity fake-llm: name a scenario (file or name below scenarios/)")
+    scenario = load_named(config, name)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_scenario(scenario, args.port, json_events=args.json))
+    return 0
+
+
+# -- argument parsing ------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="parity",
+        description="Protocol-parity test harness for ACP agents.",
+        epilog="parity run|record ... -- ARGS passes ARGS to pytest (e.g. -- -x --lf).",
+    )
+    parser.add_argument("--root", help="project root holding parity.toml (default: found)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    for name, helptext in (
+        ("run", "run scenarios against targets: snapshots and parity checks, then a summary"),
+        ("record", "like run, but (re)write the snapshots of every target that runs"),
+    ):
+        p = sub.add_parser(name, help=helptext, description=helptext)
+        p.add_argument("scenarios", nargs="*", help="scenario files or names (default: all)")
+        p.add_argument("--targets", help="only these targets' items, e.g. plus,native")
+        p.add_argument(
+            "--require-targets", help="fail (instead of skip) if these cannot run or compare"
+        )
+        p.add_argument("-k", dest="keyword", help="pytest -k expression")
+        p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
+        p.add_argument("-q", "--quiet", action="store_true", help="one character per item")
+        p.add_argument(
+            "--report", metavar="DIR", help="write a static HTML report to DIR (index.html)"
+        )
+        p.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE (for CI)")
+        p.add_argument("--json", metavar="FILE", help="write the summary data as JSON to FILE")
+
+    p = sub.add_parser("validate", help="check scenario files; every error as file:line")
+    p.add_argument("paths", nargs="*")
+
+    sub.add_parser("targets", help="list every target, available or not, and why")
+
+    p = sub.add_parser("show", help="run a scenario and print the normalized view")
+    p.add_argument("scenario")
+    p.add_argument("targets", nargs="*", help="one target, or two side by side")
+    p.add_argument("--raw", action="store_true", help="the raw transcript and stderr tails")
+    p.add_argument("--frames", type=int, default=50, help="frames shown with --raw")
+    p.add_argument("--width", type=int, default=78, help="column width side by side")
+    p.add_argument(
+        "--model", action="store_true", help="only the model requests (tool schemas once)"
+    )
+
+    p = sub.add_parser("review", help="walk changed and new snapshots: accept, reject, skip")
+    p.add_argument("scenarios", nargs="*", help="scenario files, names or dirs (default: all)")
+    p.add_argument("--targets", help="only these targets, e.g. plus,native")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--accept-all", action="store_true", help="accept every clean run")
+    mode.add_argument("--reject-all", action="store_true", help="reject every change")
+
+    p = sub.add_parser("diff", help="parity diff of two targets for one scenario")
+    p.add_argument("scenario")
+    p.add_argument("targets", nargs="*", help="reference and other (default: first two)")
+
+    p = sub.add_parser("calibrate", help="run one target repeatedly; propose masks for noise")
+    p.add_argument("scenario")
+    p.add_argument("target", nargs="?")
+    p.add_argument("--runs", type=int, default=2)
+
+    p = sub.add_parser("fake-llm", help="serve a scenario's scripted LLM until interrupted")
+    p.add_argument("scenario_arg", nargs="?", metavar="SCENARIO")
+    p.add_argument("--scenario", help="the scenario (file or name), same as SCENARIO")
+    p.add_argument("--port", type=int, default=0, help="default: any free port")
+    p.add_argument(
+        "--json", action="store_true", help="one JSON event per line: ready, request, aborted"
+    )
+
+    p = sub.add_parser("peers", help="list or install the third-party peer agents")
+    p.add_argument("action", choices=("install", "list"), nargs="?", default="list")
+    p.add_argument("names", nargs="*")
+    return parser
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
+def install_sigterm_handler() -> None:
+    """Turn SIGTERM into SystemExit, so a terminated harness unwinds and the driver's
+    atexit hook kills every agent process group it started (the default action would end
+    the interpreter without running it, leaving agents behind in their own groups).
+
+    An inherited SIG_IGN is kept: whoever started us asked not to be stopped that way.
+    `parity run` hands over to pytest, whose plugin installs its own handler for the
+    session (a SystemExit inside a test would only fail that test)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `parity` console script."""
+    install_sigterm_handler()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Everything after `--` goes to pytest untouched (run and record only).
+    extra = argv[argv.index("--") + 1 :] if "--" in argv else []
+    argv = argv[: argv.index("--")] if "--" in argv else argv
+    args = build_parser().parse_args(argv)
+    args.pytest_args = extra
+    commands = {
+        "run": lambda a: cmd_run(a),
+        "record": lambda a: cmd_run(a, record=True),
+        "validate": cmd_validate,
+        "targets": cmd_targets,
+        "show": cmd_show,
+        "review": cmd_review,
+        "diff": cmd_diff,
+        "calibrate": cmd_calibrate,
+        "fake-llm": cmd_fake_llm,
+        "peers": cmd_peers,
+    }
+    try:
+        return int(commands[args.command](args))
+    except TargetConfigError as exc:
+        print(f"parity: {exc}", file=sys.stderr)
+        return 2
+    except KeyError as exc:
+        print(f"parity: {exc.args[0]}", file=sys.stderr)
+        return 2

@@ -1,0 +1,53 @@
+"""`parity run` and `parity record`: pytest with the plugin (`parity.suite.plugin`), so
+`parity run`, `make parity` and `pytest scenarios` share one implementation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from parity.cli.project import project_config, scenario_path
+from parity.config import Config
+
+
+def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> list[str]:
+    """The pytest command line `parity run` / `parity record` stands for (pure)."""
+    paths = [str(scenario_path(config, s)) for s in args.scenarios] or [str(config.scenarios_dir)]
+    out = [*paths, "-p", "parity.suite.plugin", "--parity-root", str(config.root)]
+    # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
+    out += ["--rootdir", str(config.root)]
+    # pytest's own header (platform, plugin settings) says nothing about the agents and
+    # runs past the 120 columns the summary keeps to.
+    out += ["--no-header"]
+    out += ["-v"] if not args.quiet else ["-q"]
+    if args.targets:
+        out += ["--targets", args.targets]
+    if args.require_targets:
+        out += ["--require-targets", args.require_targets]
+    if args.keyword:
+        out += ["-k", args.keyword]
+    if args.workers:
+        out += ["-n", args.workers]
+    # Reports (docs/reports.md): the plugin writes them at the end of the session.
+    for option, value in (
+        ("--parity-report", getattr(args, "report", None)),
+        ("--parity-junit", getattr(args, "junit", None)),
+        ("--parity-json", getattr(args, "json", None)),
+    ):
+        if value:
+            out += [option, str(Path(value).resolve())]
+    if record:
+        out.append("--snapshot-update")
+    return out + list(args.pytest_args)
+
+
+def cmd_run(args: argparse.Namespace, *, record: bool = False) -> int:
+    import pytest
+
+    config = project_config(args)
+    if not args.scenarios and not config.scenarios_dir.is_dir():
+        print(f"parity: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
+        return 2
+    return int(pytest.main(pytest_args(args, config, record=record)))

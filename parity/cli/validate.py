@@ -1,0 +1,105 @@
+"""`parity validate`: scenario files and directories -> every finding, printed.
+
+Target names are checked against the target registry of each file's project; without
+paths, the project's configured scenarios directory is checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from parity.cli.project import project_config
+from parity.config import Config, find_root, load_config
+from parity.scenario.errors import ScenarioError
+from parity.scenario.load import check_text, discover
+from parity.targets.spec import TargetConfigError
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    return validate_main(list(args.paths), project_config(args))
+
+
+def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
+    """Check files and directories (every `*.yaml` below them); all findings, in order.
+
+    Target names are checked against the target registry of each file's project (the
+    nearest directory with `parity.toml` or `pyproject.toml`).
+    """
+    findings: list[ScenarioError] = []
+    registries: dict[Path, frozenset[str] | str] = {}
+    for path in _expand(paths):
+        if not path.is_file():
+            findings.append(ScenarioError(str(path), 0, 0, "", "no such file or directory"))
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            findings.append(ScenarioError(str(path), 0, 0, "", f"cannot read: {exc}"))
+            continue
+        registry = _registry(path, registries)
+        if isinstance(registry, str):  # the registry itself is broken: say so, check the rest
+            hint = "run `parity targets` for details"
+            findings.append(ScenarioError(str(path), 0, 0, "targets", registry, hint, "warning"))
+        known = registry if isinstance(registry, frozenset) else None
+        findings += check_text(text, str(path), known)[0]
+    return findings
+
+
+def _registry(path: Path, cache: dict[Path, frozenset[str] | str]) -> frozenset[str] | str:
+    """Target names declared for `path`'s project, or why they cannot be read."""
+    root = find_root(path.parent)
+    if root not in cache:
+        try:
+            cache[root] = frozenset(load_config(root).targets)
+        except (TargetConfigError, OSError) as exc:
+            cache[root] = f"cannot read the target registry: {exc}"
+    return cache[root]
+
+
+def validate_main(paths: Sequence[str], config: Config) -> int:
+    """`parity validate [PATHS]`: print every finding; 2 if any error, else 0.
+
+    Without paths, checks every scenario below the project's scenarios directory
+    (`config.scenarios_dir`, `scenarios` in parity.toml). Never shows a traceback: an
+    unexpected failure is printed as one line and counts as an error.
+    """
+    try:
+        targets: list[Path | str] = list(paths) or list(discover(config.scenarios_dir))
+        if not targets:
+            print(f"parity validate: no scenario files found below {_shown(config.scenarios_dir)}")
+            return 2
+        files = _expand(targets)
+        findings = validate_paths(targets)
+    except Exception as exc:  # a validator bug must still end in one readable line
+        print(f"parity validate: internal error: {type(exc).__name__}: {exc}")
+        return 2
+    for finding in findings:
+        print(finding)
+    errors = sum(f.severity == "error" for f in findings)
+    print(f"checked {len(files)} file(s): {errors} error(s), {len(findings) - errors} warning(s)")
+    return 2 if errors else 0
+
+
+def _expand(paths: Iterable[Path | str]) -> list[Path]:
+    """Files as given; directories replaced by their `*.yaml` files (hidden dirs skipped)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out += sorted(
+                p
+                for p in path.rglob("*.yaml")
+                if not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        else:
+            out.append(path)
+    return out
+
+
+def _shown(directory: Path) -> str:
+    """`directory` as the user would type it: `./scenarios` below the working directory."""
+    rel = os.path.relpath(directory)
+    return rel if rel.startswith("..") or os.path.isabs(rel) else f"./{rel}"

@@ -1,0 +1,68 @@
+"""The project's harness configuration: `parity.toml` (or `[tool.parity]` in
+`pyproject.toml`) at the project root.
+
+Keys: `scenarios` (the scenarios directory, default `scenarios`), `snapshots` (default
+`snapshots`) and `[targets.<name>]` tables (`parity.targets.spec`). Every command and
+the pytest plugin read the project through `load_config`, so each one honours the same
+directories.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from parity.targets.spec import TargetConfigError, TargetSpec, declared_targets
+
+
+@dataclass(frozen=True)
+class Config:
+    """The project's harness configuration."""
+
+    root: Path
+    targets: dict[str, TargetSpec]
+    scenarios_dir: Path
+    snapshots_dir: Path
+    source: str
+    """The file the project settings came from, or `built-in`."""
+
+
+def project_table(root: Path) -> tuple[dict[str, Any], str]:
+    """The project's `[parity]` settings: `parity.toml`, else `[tool.parity]`, else none."""
+    parity_toml = root / "parity.toml"
+    try:
+        if parity_toml.is_file():
+            return tomllib.loads(parity_toml.read_text(encoding="utf-8")), str(parity_toml)
+        pyproject = root / "pyproject.toml"
+        if pyproject.is_file():
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+            table = data.get("tool", {}).get("parity")
+            if isinstance(table, dict):
+                return table, f"{pyproject} [tool.parity]"
+    except tomllib.TOMLDecodeError as exc:
+        raise TargetConfigError(f"{parity_toml if parity_toml.is_file() else root}: {exc}") from exc
+    return {}, "built-in"
+
+
+def find_root(start: Path) -> Path:
+    """The nearest directory at or above `start` holding `parity.toml` or `pyproject.toml`."""
+    start = start.resolve()
+    for directory in (start, *start.parents):
+        if (directory / "parity.toml").is_file() or (directory / "pyproject.toml").is_file():
+            return directory
+    return start
+
+
+def load_config(root: Path | None = None) -> Config:
+    """Built-in targets merged with the project's declarations (project keys win)."""
+    root = find_root(Path.cwd()) if root is None else root.resolve()
+    project, source = project_table(root)
+    return Config(
+        root=root,
+        targets=declared_targets(project.get("targets", {}), source),
+        scenarios_dir=root / str(project.get("scenarios", "scenarios")),
+        snapshots_dir=root / str(project.get("snapshots", "snapshots")),
+        source=source,
+    )

@@ -1,0 +1,184 @@
+"""Answering the client's side: the agent's requests to the client, as the scenario says.
+
+`ClientAnswers.answer` routes one agent->client request (permission, elicitation, fs,
+terminal) to its answer per the scenario's `client` section, counting which answer of a
+list applies. The functions below it are pure: one request plus one scenario answer ->
+the JSON-RPC response to send. Only `fs_answer` touches the disk, and only inside the
+run's workdir; terminals, which own processes, are served by `parity.driver.terminals`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from parity.driver import jsonrpc
+from parity.driver.terminals import Terminals
+
+Problem = Callable[[str, str], None]
+"""Notes a run-level problem: (kind, text)."""
+
+
+class ClientAnswers:
+    """The client's answers for one run: which scenario answer applies to each request."""
+
+    def __init__(
+        self,
+        client: Mapping[str, Any],
+        workdir: Path,
+        terminals: Terminals,
+        tool_titles: Mapping[str, str],
+        problem: Problem,
+    ) -> None:
+        self.client = client
+        self.workdir = workdir
+        self.terminals = terminals
+        self.tool_titles = tool_titles
+        """toolCallId -> title, from the run's tool_call updates (DSH asks by id only)."""
+        self.problem = problem
+        self.counters: dict[str, int] = {}
+
+    def _count(self, key: str) -> int:
+        n = self.counters.get(key, 0)
+        self.counters[key] = n + 1
+        return n
+
+    async def answer(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The response to one agent->client request, per the scenario's `client`."""
+        req_id, method, params = msg["id"], msg["method"], msg.get("params")
+        if method == "session/request_permission":
+            titles = permission_titles(params, self.tool_titles)
+            key, answers = permission_policy(self.client.get("permission", "cancelled"), titles)
+            answer = pick_answer(answers, self._count(f"permission:{key}"))
+            return permission_answer(req_id, params, answer)
+        if method == "elicitation/create":
+            answers = self.client.get("elicitation", "cancel")
+            return elicitation_answer(req_id, pick_answer(answers, self._count(method)))
+        fs = self.client.get("fs") or {}
+        if method in ("fs/read_text_file", "fs/write_text_file"):
+            if fs.get("read" if method == "fs/read_text_file" else "write"):
+                return fs_answer(req_id, method, params, self.workdir)
+            self.problem("capability", f"agent called {method} without the client capability")
+            return jsonrpc.method_not_found(req_id, method)
+        if method.startswith("terminal/"):
+            if self.client.get("terminal"):
+                return await self.terminals.answer(req_id, method, params)
+            self.problem("capability", f"agent called {method} without the client capability")
+        return jsonrpc.method_not_found(req_id, method)
+
+
+# -- pure answers -------------------------------------------------------------------------
+
+
+def pick_answer(policy: Any, index: int) -> Any:
+    """The `index`-th (0-based) answer of a policy that may be a list (last repeats)."""
+    if isinstance(policy, list):
+        return policy[min(index, len(policy) - 1)] if policy else None
+    return policy
+
+
+def permission_policy(policy: Any, titles: set[str]) -> tuple[str, Any]:
+    """Which answer list applies to a permission request, and the key counting its uses.
+
+    `policy` is the scenario's `client.permission`: answer(s), or
+    `{by_tool: {name: answer(s)}, default: answer(s)}` matched against `titles`.
+    """
+    if isinstance(policy, dict):
+        by_tool = policy.get("by_tool") or {}
+        for name in sorted(by_tool):
+            if name in titles:
+                return f"tool:{name}", by_tool[name]
+        return "default", policy.get("default", "cancelled")
+    return "all", policy
+
+
+def permission_answer(req_id: Any, params: Any, answer: Any) -> dict[str, Any]:
+    """The response to a session/request_permission, for one scenario answer:
+    `allow-once` / `reject-once` select the first offered option of that kind,
+    `cancelled` cancels, `error` is a JSON-RPC -32603."""
+    if answer == "error":
+        return jsonrpc.error(req_id, -32603, "Internal error")
+    if answer in ("allow-once", "reject-once"):
+        kind = answer.replace("-", "_")
+        options = params.get("options") if isinstance(params, dict) else None
+        for option in options if isinstance(options, list) else []:
+            if isinstance(option, dict) and option.get("kind") == kind:
+                return jsonrpc.result(
+                    req_id, {"outcome": {"outcome": "selected", "optionId": option.get("optionId")}}
+                )
+    # `cancelled`, or no option of the wanted kind was offered: the only neutral answer.
+    return jsonrpc.result(req_id, {"outcome": {"outcome": "cancelled"}})
+
+
+def permission_titles(params: Any, known_titles: Mapping[str, str]) -> set[str]:
+    """Names a permission request can be matched by: its toolCall title, or the title
+    of the earlier tool_call update with the same id (DSH sends only the id), each also
+    without an MCP-style `server__` / `server/` prefix."""
+    tool_call = params.get("toolCall") if isinstance(params, dict) else None
+    tool_call = tool_call if isinstance(tool_call, dict) else {}
+    names: set[str] = set()
+    for title in (tool_call.get("title"), known_titles.get(str(tool_call.get("toolCallId")))):
+        if isinstance(title, str):
+            names |= {title, title.rsplit("__", 1)[-1], title.rsplit("/", 1)[-1]}
+    return names
+
+
+def elicitation_answer(req_id: Any, answer: Any) -> dict[str, Any]:
+    """The response to an elicitation/create for one scenario answer: `accept`,
+    `decline`, `cancel`, or `{action, content}`."""
+    content: Any = None
+    if isinstance(answer, dict):
+        action, content = answer.get("action", "cancel"), answer.get("content")
+    else:
+        action = answer or "cancel"
+    value: dict[str, Any] = {"action": action}
+    if action == "accept":
+        value["content"] = content if content is not None else {}
+    return jsonrpc.result(req_id, value)
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether `path` is `root` or below it (both already resolved)."""
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def fs_answer(req_id: Any, method: str, params: Any, workdir: Path) -> dict[str, Any]:
+    """Serve fs/read_text_file or fs/write_text_file against files under `workdir`."""
+    params = params if isinstance(params, dict) else {}
+    raw_path = params.get("path")
+    if not isinstance(raw_path, str) or not os.path.isabs(raw_path):
+        return jsonrpc.error(req_id, -32602, "Invalid params: path must be absolute")
+    path = Path(os.path.realpath(raw_path))
+    if not inside(path, Path(os.path.realpath(workdir))):
+        return jsonrpc.error(
+            req_id, -32602, f"Invalid params: path outside the workdir: {raw_path}"
+        )
+    if method == "fs/write_text_file":
+        content = params.get("content")
+        if not isinstance(content, str):
+            return jsonrpc.error(req_id, -32602, "Invalid params: content must be a string")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, encoding="utf-8")
+        except OSError as exc:
+            return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
+        return jsonrpc.result(req_id, {})
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return jsonrpc.error(req_id, -32002, "Resource not found", {"path": raw_path})
+    except (OSError, UnicodeDecodeError) as exc:
+        return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
+    line, limit = params.get("line"), params.get("limit")
+    if isinstance(line, int) or isinstance(limit, int):
+        lines = text.splitlines(keepends=True)
+        start = max(line - 1, 0) if isinstance(line, int) else 0
+        end = start + limit if isinstance(limit, int) else None
+        text = "".join(lines[start:end])
+    return jsonrpc.result(req_id, {"content": text})

@@ -1,0 +1,295 @@
+"""Agent processes: a scrubbed environment, their own process group, a shutdown ladder.
+
+Every agent runs as the leader of a new session (`start_new_session=True`), so the
+whole tree it starts can be signalled at once through its process group. The ladder
+is the one acp-tck uses: close stdin and wait, SIGTERM the group and wait, SIGKILL the
+group. A group is registered while it may be alive; an `atexit` hook SIGKILLs whatever
+is still registered, so an interrupted harness leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import os
+import re
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from parity.driver import jsonrpc
+from parity.transcript import ProcessRecord
+
+STDERR_TAIL = 8 * 1024
+"""Bytes of stderr kept for the transcript."""
+EXIT_POLL = 0.02
+"""Seconds between checks of a process's return code while its pipes stay open."""
+
+_SECRET_WORDS = re.compile(
+    r"SECRET|PASSW(OR)?D|CREDENTIAL|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH|COOKIE",
+    re.IGNORECASE,
+)
+_SECRET_PREFIXES = ("AWS_", "AZURE_", "GCP_", "GOOGLE_", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_")
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable name looks like it carries a credential.
+
+    Errs on the side of dropping: an agent under test must never reach a real provider
+    with a real key, and the few harmless names this catches (SSH_AUTH_SOCK) are not
+    needed by an agent running against a fake LLM.
+    """
+    upper = name.upper()
+    return (
+        bool(_SECRET_WORDS.search(upper))
+        or upper.endswith(("_KEY", "_KEYS"))
+        or upper in ("KEY", "PASSWORD")
+        or upper.startswith(_SECRET_PREFIXES)
+    )
+
+
+def scrub_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` without credential-looking variables (see `looks_secret`)."""
+    return {k: v for k, v in base.items() if not looks_secret(k)}
+
+
+def agent_env(
+    base: Mapping[str, str], home: Path, tmp: Path, launch_env: Mapping[str, str]
+) -> dict[str, str]:
+    """The environment an agent gets: `base` scrubbed, a private HOME, XDG dirs and
+    TMPDIR inside the run, then the launch's own variables (which may set anything,
+    a fake API key included)."""
+    env = scrub_env(base)
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "XDG_CACHE_HOME": str(home / ".cache"),
+            "TMPDIR": str(tmp),
+        }
+    )
+    env.update(launch_env)
+    return env
+
+
+# --- the safety net -------------------------------------------------------------------
+
+_live_groups: set[int] = set()
+
+
+def _kill_group(pgid: int, sig: int) -> bool:
+    """Signal a process group; False when it no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        # The group id was reused by something that is not ours: it is gone for us.
+        return False
+    return True
+
+
+@atexit.register
+def kill_registered_groups() -> None:
+    """SIGKILL every process group still registered (interpreter exit, Ctrl-C)."""
+    for pgid in sorted(_live_groups):
+        _kill_group(pgid, signal.SIGKILL)
+    _live_groups.clear()
+
+
+def group_members(pgid: int) -> list[int]:
+    """Pids of live (non-zombie) processes in a process group, read from /proc."""
+    members: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        # The command name is parenthesised and may contain spaces: split after it.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
+
+
+# --- one agent process ------------------------------------------------------------------
+
+
+@dataclass
+class Ladder:
+    """Seconds to wait at each rung of the shutdown ladder."""
+
+    eof: float = 2.0
+    term: float = 2.0
+    kill: float = 2.0
+
+
+@dataclass
+class AgentProcess:
+    """A spawned agent: its pipes, its stderr tail, and its `ProcessRecord`."""
+
+    proc: asyncio.subprocess.Process
+    record: ProcessRecord
+    _stderr: bytearray = field(default_factory=bytearray)
+    _stderr_task: asyncio.Task[None] | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.proc.stdout is not None
+        return self.proc.stdout
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        assert self.proc.stdin is not None
+        return self.proc.stdin
+
+    def stderr_tail(self) -> str:
+        """The last `STDERR_TAIL` bytes of stderr, decoded leniently."""
+        return bytes(self._stderr[-STDERR_TAIL:]).decode("utf-8", errors="replace")
+
+    async def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        while chunk := await self.proc.stderr.read(65536):
+            self._stderr += chunk
+            if len(self._stderr) > 4 * STDERR_TAIL:
+                del self._stderr[:-STDERR_TAIL]
+
+    def exited(self) -> bool:
+        return self.proc.returncode is not None
+
+    async def wait_exit(self, timeout: float) -> bool:
+        """Wait up to `timeout` seconds for the leader to exit; True if it did.
+
+        `Process.wait()` alone is not enough: on Python 3.11 it returns only once
+        every pipe has closed, and a child that inherited stdout keeps it open after
+        the leader died. The return code itself is set at exit, so it is polled too."""
+        if self.exited():
+            return True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        waiter = loop.create_task(self.proc.wait())
+        try:
+            while not self.exited():
+                left = deadline - loop.time()
+                if left <= 0:
+                    return False
+                await asyncio.wait({waiter}, timeout=min(left, EXIT_POLL))
+        finally:
+            waiter.cancel()
+        return True
+
+    async def settle(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for the process to exit and stderr to end,
+        so a status and stderr tail read afterwards are complete."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        await self.wait_exit(timeout)
+        if self._stderr_task is not None:
+            left = max(deadline - asyncio.get_running_loop().time(), 0.0)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), left)
+
+    async def shutdown(self, ladder: Ladder) -> ProcessRecord:
+        """Run the shutdown ladder, then fill and return the process record.
+
+        Safe to call more than once. On cancellation the group is SIGKILLed before the
+        cancellation propagates, so nothing survives an interrupted harness.
+        """
+        try:
+            await self._ladder(ladder)
+        except BaseException:
+            _kill_group(self.pid, signal.SIGKILL)
+            raise
+        finally:
+            self._finish_record()
+        return self.record
+
+    async def _ladder(self, ladder: Ladder) -> None:
+        if self.exited():
+            self.record.stopped_by = self.record.stopped_by or "exit"
+        else:
+            with contextlib.suppress(OSError, RuntimeError):
+                # An agent that stopped reading leaves our bytes buffered; plain close()
+                # would wait for them forever, so drop them to deliver EOF now.
+                if self.stdin.transport.get_write_buffer_size():
+                    self.stdin.transport.abort()
+                else:
+                    self.stdin.close()
+            if await self.wait_exit(ladder.eof):
+                self.record.stopped_by = "eof"
+            elif not _kill_group(self.pid, signal.SIGTERM):
+                # The group vanished just now: it did end on EOF, only late.
+                await self.wait_exit(ladder.term)
+                self.record.stopped_by = "eof"
+            elif await self.wait_exit(ladder.term):
+                self.record.stopped_by = "sigterm"
+            else:
+                _kill_group(self.pid, signal.SIGKILL)
+                self.record.stopped_by = "sigkill"
+                await self.wait_exit(ladder.kill)
+        # The leader is gone, but children it left in the group may not be. A SIGKILLed
+        # process takes a moment to die, so wait until the group is really empty.
+        if _kill_group(self.pid, signal.SIGKILL):
+            deadline = asyncio.get_running_loop().time() + ladder.kill
+            while group_members(self.pid) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+        if self._stderr_task is not None:
+            # A child outside the group can hold stderr open; do not wait on it forever.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), ladder.kill)
+
+    def _finish_record(self) -> None:
+        rc = self.proc.returncode
+        if rc is not None:
+            _live_groups.discard(self.pid)
+            if rc < 0:
+                self.record.signal = -rc
+            else:
+                self.record.exit_code = rc
+        if self._stderr_task is not None and not self._stderr_task.done():
+            self._stderr_task.cancel()
+        self.record.stderr_tail = self.stderr_tail()
+
+    def status(self) -> str:
+        """A short human description of how the process ended so far."""
+        rc = self.proc.returncode
+        if rc is None:
+            return "still running"
+        if rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = str(-rc)
+            return f"killed by {name}"
+        return f"exit code {rc}"
+
+
+async def spawn(argv: list[str], env: Mapping[str, str], cwd: Path) -> AgentProcess:
+    """Start an agent as the leader of its own process group, pipes on stdio.
+
+    Raises OSError when the program cannot be started (missing binary, not executable).
+    """
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(env),
+        cwd=str(cwd),
+        start_new_session=True,
+        limit=jsonrpc.FRAME_LIMIT,
+    )
+    _live_groups.add(proc.pid)
+    agent = AgentProcess(proc, ProcessRecord(argv=list(argv), pid=proc.pid))
+    agent._stderr_task = asyncio.get_running_loop().create_task(agent._drain_stderr())
+    return agent

@@ -1,0 +1,154 @@
+"""The run's recording: every frame, the run-level problems, and what steps wait on.
+
+Each line in either direction becomes a `Frame` of the transcript. Alongside, the
+recording keeps the indexes the step handlers wait on (the `session/update` kinds seen,
+the model requests made, each step's mark) and wakes them through `tick` whenever one
+changes. A runaway agent cannot exhaust memory: frames past `MAX_FRAMES` are only
+counted, and a flood of one problem kind is capped and summarised (`finish`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from parity.driver import jsonrpc
+from parity.transcript import Direction, Frame, ModelRequest, Transcript
+
+MAX_FRAMES = 200_000
+"""Frames recorded per run; a runaway agent's further lines are drained and counted,
+so it cannot exhaust the harness's memory."""
+MAX_PROBLEMS_PER_KIND = 20
+"""Garbage lines beyond this many are counted instead of listed one by one."""
+
+_MODEL_PATHS = ("/stream", "/chat/completions", "/responses", "/messages")
+
+ANY_SESSION: Any = object()
+"""`update_seqs` without a session filter."""
+
+
+def is_model_request(req: ModelRequest) -> bool:
+    """A call for a model response in any dialect (side requests included: the fake
+    decides `side` only after telling listeners), not catalog, tool or MCP traffic."""
+    return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
+
+
+class Recording:
+    """What one run has recorded so far (see the module docstring)."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        self.transcript = transcript
+        self.t0 = time.monotonic()
+        self.dropped = 0
+        """Lines read after the frame limit (neither recorded nor acted on)."""
+        self.problem_counts: dict[str, int] = {}
+        self.updates: dict[str, list[tuple[int, Any]]] = {}
+        """sessionUpdate kind -> (frame seq, sessionId) of each such update, in order."""
+        self.tool_titles: dict[str, str] = {}
+        """toolCallId -> the title its latest tool_call(_update) gave it."""
+        self.model_turns: list[float] = []
+        """When each model request arrived (run seconds)."""
+        self.marks: dict[int, int] = {}
+        """Step index -> the frame seq from which the next step counts "more" updates."""
+        self._tick = asyncio.Event()
+
+    def now(self) -> float:
+        return time.monotonic() - self.t0
+
+    # -- frames and problems --
+
+    def _append(self, frame_args: dict[str, Any]) -> Frame:
+        frame = Frame(seq=len(self.transcript.frames), t=self.now(), **frame_args)
+        self.transcript.frames.append(frame)
+        return frame
+
+    def record_in(self, line: jsonrpc.Line, process: int) -> Frame | None:
+        """Record a line read from `process`; None past `MAX_FRAMES` (the line is then
+        only counted in `dropped`, so a runaway agent cannot exhaust memory)."""
+        if len(self.transcript.frames) >= MAX_FRAMES:
+            self.dropped += 1
+            return None
+        parsed = jsonrpc.parse_line(line)
+        frame = self._append(
+            {
+                "direction": "in",
+                "raw": parsed.raw,
+                "message": parsed.message,
+                "parse_error": parsed.error,
+                "oversize": line.oversize,
+                "process": process,
+            }
+        )
+        if parsed.error is not None:
+            what = "oversize frame" if line.oversize else "non-JSON line"
+            self.problem(what, f"frame {frame.seq}: {what} on stdout: {parsed.error}")
+        return frame
+
+    def record_out(self, raw: str, message: Any, error: str | None, process: int) -> Frame:
+        """Record a line about to be written to `process`."""
+        direction: Direction = "out"
+        return self._append(
+            {
+                "direction": direction,
+                "raw": raw,
+                "message": message,
+                "parse_error": error,
+                "process": process,
+            }
+        )
+
+    def problem(self, kind: str, text: str) -> None:
+        """A run-level problem; a flood of one kind is capped and then summarised."""
+        n = self.problem_counts.get(kind, 0) + 1
+        self.problem_counts[kind] = n
+        if n <= MAX_PROBLEMS_PER_KIND:
+            self.transcript.problems.append(text)
+
+    def finish(self) -> None:
+        """The run's closing problems: frames past the limit, floods beyond the cap."""
+        if self.dropped:
+            self.transcript.problems.append(
+                f"frame limit ({MAX_FRAMES}) reached: {self.dropped} later line(s) from the"
+                " agent were read but not recorded or acted on"
+            )
+        for kind, n in sorted(self.problem_counts.items()):
+            if n > MAX_PROBLEMS_PER_KIND:
+                self.transcript.problems.append(
+                    f"... and {n - MAX_PROBLEMS_PER_KIND} more ({kind})"
+                )
+
+    # -- what steps wait on --
+
+    def tick(self) -> None:
+        """Wake everything waiting for a frame, an update or a model request."""
+        self._tick.set()
+        self._tick = asyncio.Event()
+
+    async def until(self, predicate: Callable[[], bool]) -> None:
+        while not predicate():
+            await self._tick.wait()
+
+    def note_update(self, seq: int, params: Any) -> None:
+        """Index a session/update notification (frame `seq`, its params)."""
+        params = params if isinstance(params, dict) else {}
+        update = params.get("update") if isinstance(params.get("update"), dict) else {}
+        kind = update.get("sessionUpdate")
+        if isinstance(kind, str):
+            self.updates.setdefault(kind, []).append((seq, params.get("sessionId")))
+        if kind in ("tool_call", "tool_call_update") and isinstance(update.get("title"), str):
+            self.tool_titles[str(update.get("toolCallId"))] = update["title"]
+
+    def note_model_request(self, req: ModelRequest) -> None:
+        if is_model_request(req):
+            self.model_turns.append(self.now())
+            self.tick()
+
+    def update_seqs(self, kind: Any, since: int, session: Any = ANY_SESSION) -> list[int]:
+        """Frame seqs of the session/update notifications of `kind` (of `session`, when
+        given) received at or after frame `since`."""
+        updates = self.updates.get(kind, []) if isinstance(kind, str) else []
+        start = bisect.bisect_left(updates, since, key=lambda u: u[0])
+        return [seq for seq, sid in updates[start:] if session is ANY_SESSION or sid == session]

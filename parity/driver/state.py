@@ -1,0 +1,135 @@
+"""One run as the step handlers see it: its parts, and the names its steps define.
+
+A `Run` is made of the recording (`parity.driver.recording`), the client's answers
+(`parity.driver.answers`), the agent process (`parity.driver.agent`) and the steps'
+requests (`parity.driver.requests`); the step handlers (`parity.driver.dispatch`) add
+what they learn (session ids, prompt ids, the last list cursor) and read it back
+through `lookup` when they fill in placeholders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from parity.driver.agent import AgentSlot
+from parity.driver.answers import ClientAnswers
+from parity.driver.process import Ladder, agent_env
+from parity.driver.recording import Recording
+from parity.driver.requests import Requests
+from parity.driver.step_errors import ScriptError
+from parity.driver.terminals import Terminals
+from parity.scenario.model import Scenario
+from parity.targets.launch import Launch
+from parity.transcript import ModelRequest, Transcript
+
+DEFAULT_TIMEOUTS: dict[str, float] = {"startup": 15.0, "response": 15.0, "run": 120.0}
+"""Seconds; a scenario's `timeouts` override these per key."""
+
+
+class LlmRun(Protocol):
+    """What the driver needs from the fake LLM's per-run handle (`parity.fakellm`)."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def requests(self) -> list[ModelRequest]: ...
+
+    def on_request(self, callback: Callable[[ModelRequest], None]) -> None:
+        """Register `callback`; it is called from the server's thread per request."""
+        ...
+
+    def mark_start(self, t0: float) -> None:
+        """Set the run's time origin (a `time.monotonic()` value)."""
+        ...
+
+
+@dataclass
+class RunPaths:
+    """The private directories of one run (all under `root`, removed afterwards)."""
+
+    root: Path
+    home: Path
+    workdir: Path
+    tmp: Path
+
+
+class Run:
+    """One scenario run (see the module docstring)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        launch: Launch,
+        paths: RunPaths,
+        transcript: Transcript,
+        llm_run: LlmRun | None,
+        ladder: Ladder,
+    ) -> None:
+        self.scenario = scenario
+        self.launch = launch
+        self.paths = paths
+        self.llm_run = llm_run
+        self.recording = Recording(transcript)
+        self.timeouts = {**DEFAULT_TIMEOUTS, **(scenario.timeouts or {})}
+        self.client: Mapping[str, Any] = scenario.client or {}
+        self.loop = asyncio.get_running_loop()
+        env = agent_env(os.environ, paths.home, paths.tmp, launch.env)
+        self.terminals = Terminals(env, paths.workdir)
+        self.answers = ClientAnswers(
+            self.client,
+            paths.workdir,
+            self.terminals,
+            self.recording.tool_titles,
+            self.recording.problem,
+        )
+        self.agent = AgentSlot(
+            launch,
+            env,
+            paths.workdir,
+            self.recording,
+            self.answers.answer,
+            ladder,
+            self.timeouts["response"],
+        )
+        self.requests = Requests(self.agent, self.recording, self.timeouts)
+        self.sessions: dict[str, Any] = {}
+        self.session_since: dict[str, int] = {}
+        """Session name -> the frame seq of its session/new request (for `wait` with a
+        `session`: an update may race ahead of the session/new response)."""
+        self.prompts: dict[str, Any] = {}
+        self.last_cursor: Any = None
+        self.steps_done = 0
+        self.current = 0
+        """Index in `transcript.steps` of the top-level step being run."""
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.recording.transcript
+
+    def lookup(self, name: str) -> str:
+        """The value of a placeholder name: `workdir`, `home`, `tmp`, `session:NAME`,
+        `request:NAME`."""
+        if name == "workdir":
+            return str(self.paths.workdir)
+        if name == "home":
+            return str(self.paths.home)
+        if name == "tmp":
+            return str(self.paths.tmp)
+        kind, _, key = name.partition(":")
+        table = self.sessions if kind == "session" else self.prompts
+        if key not in table:
+            raise ScriptError(f"unknown {kind} name {key!r}")
+        return str(table[key])
+
+    def session_id(self, params: Mapping[str, Any]) -> Any:
+        """The id of the session a step's `session` names."""
+        name = params.get("session")
+        if name not in self.sessions:
+            raise ScriptError(f"unknown session name {name!r} (no session was created `as` it)")
+        return self.sessions[name]

@@ -1,0 +1,81 @@
+"""The HTML report's page frame: escaping, the style sheet, the Content-Security-Policy,
+and the status shading both page kinds use. Pure.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#1f2328}
+h1{font-size:22px;margin:0 0 6px}
+h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;padding-bottom:4px}
+h3{font-size:14px;margin:16px 0 6px}
+a{color:#0969da;text-decoration:none}
+a:hover{text-decoration:underline}
+.muted{color:#59636e}
+table{border-collapse:collapse;margin:6px 0}
+th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f6f8fa;font-weight:600}
+td.cell{font-size:12.5px;white-space:nowrap;padding:0}
+td.cell a,td.cell span.none{display:block;color:inherit}
+td.cell span.none{padding:4px 8px}
+.cell .line{display:block;padding:2px 8px}
+.st-pass{background:#dafbe1}
+.st-new{background:#ddf4ff}
+.st-skip{background:#f6f8fa;color:#59636e}
+.st-fail,.st-differs{background:#ffebe9;color:#82071e}
+.st-none{color:#8c959f}
+code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+pre.text{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:8px}
+.val{max-width:380px;overflow-wrap:anywhere;white-space:pre-wrap}
+.views{display:flex;gap:12px;align-items:flex-start}
+.view{flex:1 1 0;min-width:0;border:1px solid #d0d7de;border-radius:6px;overflow:hidden}
+.view h3{margin:0;padding:6px 10px;background:#f6f8fa;border-bottom:1px solid #d0d7de}
+.code{overflow-x:auto;padding:4px 0}
+.ln{display:block;white-space:pre;padding-right:8px}
+.ln .no{display:inline-block;width:3.5em;padding-right:8px;text-align:right;color:#8c959f;
+ user-select:none}
+.ln.hl{background:#ffebe9;box-shadow:inset 3px 0 #cf222e}
+.ln.ex{background:#fff8c5;box-shadow:inset 3px 0 #bf8700}
+details.model{margin-top:16px}
+details>summary{cursor:pointer;font-weight:600}
+.tag{display:inline-block;padding:0 6px;border-radius:10px;font-size:11.5px;background:#eaeef2}
+.tag.bad{background:#ffebe9;color:#82071e}
+.tag.ok{background:#dafbe1;color:#116329}
+.key{margin:4px 0 0}
+.key span{display:inline-block;padding:0 6px;margin-right:8px}
+td.count{white-space:nowrap}
+"""
+
+
+def esc(value: Any) -> str:
+    """Text for HTML: control characters made visible, then everything escaped."""
+    text = str(value).encode("utf-8", "replace").decode("utf-8")
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return html.escape(text, quote=True)
+
+
+def page(title: str, body: str) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{esc(title)}</title>\n<style>{CSS}</style></head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+_RANK = {"fail": 4, "differs": 4, "new": 2, "pass": 1, "skip": 0}
+
+
+def cell_status(cell: Mapping[str, Any]) -> str:
+    parts = [p["status"] for p in (cell.get("own"), cell.get("parity")) if p]
+    return max(parts, key=lambda s: _RANK.get(s, 3)) if parts else "none"

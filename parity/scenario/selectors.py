@@ -1,0 +1,125 @@
+"""The selector grammar: parse, select and format paths into a normalized view.
+
+A selector names values in a view (`steps[*].updates.*.usage_update.used`). Scenario files
+write them in `masks` and `diverge` rules, so the grammar lives with the scenario (which
+checks every selector when it loads); masks apply them to views (`parity.view.masks`) and
+diverge rules to differences (`parity.checks.diff`). `docs/transcript.md` is the
+grammar's reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Path = tuple[str | int, ...]
+"""A concrete location in a view: dict keys and list indexes from the root."""
+
+
+@dataclass(frozen=True)
+class _Seg:
+    kind: str  # key | any | deep | index | each
+    key: str = ""
+    index: int = 0
+
+
+# Dict fields that name what a node is; a selector segment equal to one of their values
+# selects the node itself (`*.usage_update.used`, `*.session/request_permission.params`).
+FILTER_KEYS = ("sessionUpdate", "method")
+
+_TOKEN = re.compile(r"""\.?(\*\*|\*|[^.\[\]]+)|\[(\*|-?\d+|"[^"]*"|'[^']*')\]""")
+
+
+def parse_selector(selector: str) -> list[_Seg]:
+    """Parse a selector; raises ValueError with the offending position."""
+    segs: list[_Seg] = []
+    pos = 0
+    text = selector.strip()
+    if not text:
+        raise ValueError("empty selector")
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None or (pos == 0 and text.startswith(".")):
+            raise ValueError(f"bad selector {selector!r} at column {pos + 1}")
+        name, bracket = m.group(1), m.group(2)
+        if name == "**":
+            segs.append(_Seg("deep"))
+        elif name == "*":
+            # A leading `*` anchors anywhere: `*.usage_update.used` reads naturally.
+            segs.append(_Seg("deep" if not segs else "any"))
+        elif name is not None:
+            segs.append(_Seg("key", key=name))
+        elif bracket == "*":
+            segs.append(_Seg("each"))
+        elif bracket[0] in "\"'":
+            segs.append(_Seg("key", key=bracket[1:-1]))
+        else:
+            segs.append(_Seg("index", index=int(bracket)))
+        pos = m.end()
+    return segs
+
+
+def select(root: Any, selector: str) -> list[Path]:
+    """Concrete paths in `root` matched by `selector`, in document order, deduplicated."""
+    segs = parse_selector(selector)
+    found: dict[Path, None] = {}
+
+    def walk(node: Any, path: Path, i: int) -> None:
+        if i == len(segs):
+            found.setdefault(path, None)
+            return
+        seg = segs[i]
+        if seg.kind == "deep":
+            walk(node, path, i + 1)
+            for k, child in _children(node):
+                walk(child, (*path, k), i)
+        elif seg.kind == "any":
+            for k, child in _children(node):
+                walk(child, (*path, k), i + 1)
+        elif seg.kind == "each":
+            if isinstance(node, list):
+                for k, child in enumerate(node):
+                    walk(child, (*path, k), i + 1)
+        elif seg.kind == "index":
+            if isinstance(node, list) and -len(node) <= seg.index < len(node):
+                k = seg.index % len(node)
+                walk(node[k], (*path, k), i + 1)
+        elif isinstance(node, dict):
+            if seg.key in node:
+                walk(node[seg.key], (*path, seg.key), i + 1)
+            if any(node.get(f) == seg.key for f in FILTER_KEYS):
+                walk(node, path, i + 1)
+
+    walk(root, (), 0)
+    return list(found)
+
+
+def _children(node: Any) -> Iterator[tuple[str | int, Any]]:
+    if isinstance(node, dict):
+        yield from node.items()
+    elif isinstance(node, list):
+        yield from enumerate(node)
+
+
+def format_path(path: Path) -> str:
+    """`("steps", 2, "updates", 0)` -> `steps[2].updates[0]` (a valid selector)."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[^.\[\]*]+", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out or "<root>"
+
+
+def get_path(root: Any, path: Path) -> Any:
+    """The value at `path` (raises KeyError/IndexError when absent)."""
+    node = root
+    for part in path:
+        node = node[part]
+    return node

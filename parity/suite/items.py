@@ -1,0 +1,118 @@
+"""What scenario items share: the base item, its failure, and how it records outcomes.
+
+A scenario item's work is `check` (`parity.suite.target_item.TargetItem`,
+`parity.suite.parity_item.ParityItem`); it records its `Outcome` on the pytest report
+(`user_properties`, which travel from xdist workers to the controller) and fails with
+a `ScenarioFailure` whose text is the whole report.
+"""
+
+from __future__ import annotations
+
+import abc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr
+from _pytest._io import TerminalWriter
+
+from parity.report.outcome import Kind, Outcome, Status
+from parity.scenario.model import Scenario
+from parity.suite.state import STATE, SessionState
+
+PARITY_MARK = "parity"
+"""The marker of every parity item (each target's items carry its own name too)."""
+
+
+class ScenarioFailure(Exception):
+    """A scenario item's failure; its text is the whole report (no traceback)."""
+
+
+class FailureText(TerminalRepr):
+    """A scenario item's failure text: whole in the failures section, only its first line
+    (the headline) in the short summary, which would otherwise repeat all of it under CI
+    or -vv. Plain text travels from xdist workers; the controller wraps it again."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.text = text
+        self.reprcrash = ReprFileLocation(path, 0, text.splitlines()[0] if text else "")
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        for line in self.text.splitlines():
+            tw.line(line)
+
+
+class _Origin:
+    """Stands in for `item.obj`: syrupy names snapshots from `__module__`/`__name__`,
+    also when rebuilding items that xdist workers report to the controller."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.__module__ = module
+        self.__name__ = name
+
+
+class ScenarioItem(pytest.Item):
+    """Common part of target and parity items."""
+
+    def __init__(self, *, scenario: Scenario, target: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.target = target
+        self.obj = _Origin(f"scenarios.{scenario.name}", self.name)
+
+    @property
+    def state(self) -> SessionState:
+        return self.config.stash[STATE]
+
+    reference = ""
+    """Parity items: the scenario's first target."""
+    outcome_kind: Kind = "target"
+    """What the summary counts this item as (parity items: `parity`)."""
+
+    def record(self, status: Status, reason: str = "") -> None:
+        """Attach this item's outcome for the summary (once; the first one counts)."""
+        if Outcome.from_properties(self.user_properties) is not None:
+            return
+        outcome = Outcome(
+            self.scenario.name, self.outcome_kind, self.target, status, self.reference, reason
+        )
+        self.user_properties.extend(outcome.to_properties())
+
+    def runtest(self) -> None:
+        try:
+            self.check()
+        except pytest.skip.Exception:
+            raise
+        except ScenarioFailure as exc:
+            self.record("fail", str(exc).splitlines()[0])
+            raise
+        except Exception as exc:
+            self.record("fail", f"harness error: {type(exc).__name__}: {exc}")
+            raise
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """The item's work; records its outcome, raises ScenarioFailure or skips."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, ScenarioFailure):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.scenario.name}::{self.name}"
+
+    def unavailable(self, target: str, *, required_fails: bool = True) -> str | None:
+        """Why `target` cannot run, or None. Fails at once when the scenario names a
+        target nobody declared (a typo is not a skip), and, unless `required_fails` is
+        off, when the target is one of `--require-targets`."""
+        if target not in self.state.config.targets:
+            known = ", ".join(sorted(self.state.config.targets))
+            raise ScenarioFailure(
+                f"{self.scenario.path}: target {target!r} is not declared "
+                f"(known: {known}; declare it in {self.state.config.source})"
+            )
+        why = self.state.runner.unavailable(target)
+        if why is not None and required_fails and target in self.state.require:
+            raise ScenarioFailure(f"required target {target} cannot run: {why}")
+        return why

@@ -1,0 +1,86 @@
+"""A parity item: one target's view against the scenario's reference target's.
+
+`...::parity[plus~native]` compares the two views under the scenario's profile, with its
+`diverge` rules (`parity.checks.diff`). A target that cannot run here is compared
+through its recorded snapshot; with neither a run nor a recording the check skips
+(fails under `--require-targets`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from parity.report.outcome import Kind
+from parity.report.text import failure_text
+from parity.suite.items import ScenarioFailure, ScenarioItem
+
+if TYPE_CHECKING:
+    from parity.transcript import Transcript
+
+
+class ParityItem(ScenarioItem):
+    """Compare one target's view with the reference target's, under the profile."""
+
+    outcome_kind: Kind = "parity"
+    added = False
+    """The compared target was added by `--targets +name`: the scenario's diverge rules
+    were written for its own targets, so one that explains nothing for this newcomer is
+    not stale (an agent that behaves like the reference is not a failure)."""
+
+    def __init__(self, *, reference: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.reference = reference
+
+    def _view(self, target: str) -> tuple[Any, Transcript | None, str]:
+        """(view, transcript or None, note): a live run, else the recorded snapshot;
+        `--require-targets` fails the check only where it would otherwise skip."""
+        self.unavailable(target, required_fails=False)  # undeclared targets fail here
+        view, result, why = self.state.runner.live_or_recorded(self.scenario, target)
+        if result is not None:
+            return view, result.transcript, ""
+        if view is None:
+            reason = f"{target} unavailable ({why}) and no recorded snapshot"
+            if target in self.state.require:
+                raise ScenarioFailure(f"required parity check cannot run: {reason}")
+            self.record("skip", reason)
+            pytest.skip(reason)
+        return view, None, f"{target} unavailable, compared with its recorded snapshot"
+
+    def check(self) -> None:
+        ref_view, ref_transcript, ref_note = self._view(self.reference)
+        view, transcript, note = self._view(self.target)
+        # Imported here: only scenario items need the diff (see `target_item._categorized`).
+        from parity.checks.diff import compare
+
+        result = compare(
+            ref_view,
+            view,
+            profile=self.scenario.profile,
+            diverge=self.scenario.diverge,
+            ref_name=self.reference,
+            other_name=self.target,
+            scenario=self.scenario.name,
+        )
+        if self.added:
+            result.stale = []
+        collected = self.state.collected
+        collected.view(self.scenario.name, self.reference, ref_view, live=not ref_note)
+        collected.view(self.scenario.name, self.target, view, live=not note)
+        collected.diff(self.scenario.name, "parity", self.target, self.reference, result)
+        notes = "; ".join(n for n in (ref_note, note) if n)
+        if result.ok:
+            self.record("pass", notes)
+            return
+        self.record("differs", notes)
+        transcripts = {
+            name: t
+            for name, t in ((self.reference, ref_transcript), (self.target, transcript))
+            if t is not None
+        }
+        headline = (
+            f"{self.scenario.name}: {self.target} differs from {self.reference} "
+            f"({self.scenario.profile} profile)" + (f" [{notes}]" if notes else "")
+        )
+        raise ScenarioFailure(failure_text(headline, result.render(), transcripts))

@@ -1,0 +1,304 @@
+"""pytest plugin: scenario files become test items (`-p parity.suite.plugin`; the
+repository's conftest.py loads it, and `parity run` passes it).
+
+The plugin is the object `ParityPlugin`, whose methods are the hooks, registered per
+config at configure; the session's state is in `config.stash` (`parity.suite.state`).
+Collection is `parity.suite.collect` (one `TargetItem` per target, one `ParityItem` per
+non-reference target, or one failing `...::validate` item for a file that does not
+validate); the items are `parity.suite.target_item` and `parity.suite.parity_item`,
+snapshots `parity.suite.snapshots`, the summary `parity.suite.summary`.
+
+Options (the `parity` group): `--targets a,b` (deselect other targets' items; `+name`
+adds a target), `--require-targets a,b` (a missing target or a parity check that could
+not run is a failure, not a skip), `--parity-root DIR` (where `parity.toml` is;
+default: found from the invocation dir), `--parity-report DIR`, `--parity-junit FILE`,
+`--parity-json FILE` (an HTML report, JUnit XML, the summary as JSON, written at the end
+from the plain data each item adds to `SessionState.collected`; see docs/reports.md).
+Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
+marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
+workers through a session cache directory (see `parity.suite.runner`). A SIGTERM ends
+the session as Ctrl-C would (teardown, then the driver's atexit hook kills any agent
+process group still alive).
+
+Harness modules (driver, fake LLM, normalize, diff) are imported only when a scenario
+item runs: this plugin loads for every pytest run of the repository, and unit tests of
+other packages should neither pay for nor depend on them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parity.config import Config, find_root, load_config
+from parity.report.outcome import Outcome
+from parity.suite.collect import ScenarioFile, is_scenario
+from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
+from parity.suite.state import STATE, SessionState
+from parity.suite.summary import write_summary
+from parity.targets.spec import TargetConfigError
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("parity", "ACP parity scenarios")
+    group.addoption(
+        "--targets",
+        default=None,
+        help=(
+            "comma-separated targets whose items run; the others are deselected. "
+            "+NAME adds target NAME to every scenario whose reference target is of its "
+            "family (e.g. --targets +my-agent runs the shipped suite against my-agent)"
+        ),
+    )
+    group.addoption(
+        "--require-targets",
+        default="",
+        help="comma-separated targets that must run: unavailable means failed, not skipped",
+    )
+    group.addoption(
+        "--parity-root",
+        default=None,
+        help="project root holding parity.toml (default: found from the invocation dir)",
+    )
+    group.addoption(
+        "--parity-report",
+        default=None,
+        metavar="DIR",
+        help="write a static HTML report (index.html, one page per scenario) to DIR",
+    )
+    group.addoption(
+        "--parity-junit",
+        default=None,
+        metavar="FILE",
+        help="write JUnit XML to FILE: one testcase per scenario item (see docs/reports.md)",
+    )
+    group.addoption(
+        "--parity-json",
+        default=None,
+        metavar="FILE",
+        help="write the session's summary data as JSON to FILE (see docs/reports.md)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    root_opt = config.getoption("parity_root", None)
+    root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
+    try:
+        cfg = load_config(root)
+    except TargetConfigError as exc:
+        raise pytest.UsageError(f"parity: {exc}") from None
+    # syrupy (through parity.suite.snapshots) is imported only now: importing it while
+    # `-p parity.suite.plugin` loads would precede pytest's assertion-rewrite setup for it.
+    from parity.suite.snapshots import ParitySnapshotExtension
+
+    ParitySnapshotExtension.snapshots_dir = cfg.snapshots_dir
+    ParitySnapshotExtension.scenarios_dir = cfg.scenarios_dir
+    for name in sorted(cfg.targets):
+        config.addinivalue_line("markers", f"{name}: scenario items of the {name} target")
+    config.addinivalue_line("markers", f"{PARITY_MARK}: cross-target parity checks")
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None and "parity_cache" in workerinput:
+        cache_dir, owns = Path(workerinput["parity_cache"]), False
+    else:
+        base = cfg.root / ".cache" / "parity-runs"
+        cache_dir, owns = base / uuid.uuid4().hex[:12], True
+    select, added = _target_selection(config.getoption("targets", None), cfg)
+    state = SessionState(
+        config=cfg,
+        cache_dir=cache_dir,
+        owns_cache=owns,
+        select=select,
+        require=_split(config.getoption("require_targets", "")) or set(),
+        added=added,
+    )
+    state.collected.keep_views = bool(config.getoption("parity_report", None))
+    config.stash[STATE] = state
+    config.pluginmanager.register(ParityPlugin(config), "parity-session")
+    _install_sigterm(state)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    plugin = config.pluginmanager.get_plugin("parity-session")
+    if plugin is not None:
+        config.pluginmanager.unregister(plugin)
+    if state.previous_sigterm is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, state.previous_sigterm)
+    state.close()
+    if state.owns_cache:
+        shutil.rmtree(state.cache_dir, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    # A module hook, unlike the others (`ParityPlugin`): where this module is registered
+    # decides whether the parity summary comes before or after syrupy's snapshot report
+    # (after it under `parity run`, which loads the plugin with `-p`, before it under the
+    # repository's conftest.py), and a registered object would move it.
+    if hasattr(config, "workerinput"):
+        return
+    state = config.stash.get(STATE, None)
+    if state is None or not (state.outcomes or state.invalid):
+        return  # nothing ran (e.g. --collect-only, or no scenario selected)
+    write_summary(terminalreporter, config, state)
+
+
+class ParityPlugin:
+    """The session's hooks, registered per config at configure (its state is in the
+    stash: `self.state`)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @property
+    def state(self) -> SessionState:
+        return self.config.stash[STATE]
+
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> pytest.Collector | None:
+        if is_scenario(file_path, self.state.config.scenarios_dir):
+            collector: ScenarioFile = ScenarioFile.from_parent(parent, path=file_path)
+            return collector
+        return None
+
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """`--targets`: deselect (not skip) the other targets' items, as `-k` would."""
+        state = self.state
+        scenarios_dir = state.config.scenarios_dir.resolve()
+        state.whole_suite = any(
+            Path(arg.split("::")[0]).resolve() in (scenarios_dir, state.config.root.resolve())
+            for arg in config.args
+        )
+        for name, count in sorted(state.added_to.items()):
+            if count == 0:
+                family = state.config.targets[name].family
+                raise pytest.UsageError(
+                    f"--targets +{name}: no collected scenario can run it: {name} is a "
+                    f"{family} target, and no scenario's reference (first) target is one"
+                )
+        if state.select is None:
+            return
+        keep, drop = [], []
+        for item in items:
+            if isinstance(item, ScenarioItem) and item.target not in state.select:
+                drop.append(item)
+            else:
+                keep.append(item)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect scenario outcomes (on the xdist controller they arrive from workers)."""
+        if report.when == "teardown":
+            return
+        state = self.state
+        for key, value in report.user_properties:
+            if key == "parity_invalid" and value not in state.invalid:
+                state.invalid.append(str(value))
+            elif key == "parity_masked" and isinstance(value, str):
+                row = tuple(json.loads(value))
+                if row not in state.masked:
+                    state.masked.append(row)
+            elif key == "parity_findings" and isinstance(value, str):
+                scenario, target, policy, found = json.loads(value)
+                finding_row = (scenario, target, policy, tuple(found))
+                if finding_row not in state.findings:
+                    state.findings.append(finding_row)
+            elif key == "parity_expected" and isinstance(value, str):
+                expected_row = tuple(json.loads(value))
+                if expected_row not in state.expected:
+                    state.expected.append(expected_row)
+        outcome = Outcome.from_properties(report.user_properties)
+        if outcome is not None and outcome not in state.outcomes:
+            state.outcomes.append(outcome)
+        invalid = any(key == "parity_invalid" for key, _ in report.user_properties)
+        state.collected.item(report, outcome, invalid)
+        scenario_item = outcome is not None or any(
+            key == "parity_invalid" for key, _ in report.user_properties
+        )
+        if scenario_item and report.failed and isinstance(report.longrepr, str):
+            report.longrepr = FailureText(report.longrepr, str(report.fspath))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist controller: every worker shares the controller's run cache directory."""
+        node.workerinput["parity_cache"] = str(self.state.cache_dir)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """xdist worker: hand what this worker collected to the controller, which collects
+        nothing itself but reports unused snapshots."""
+        output: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+        if output is not None:
+            output["parity_scenarios"] = self.state.scenarios
+            output["parity_whole_suite"] = self.state.whole_suite
+            output["parity_collected"] = self.state.collected.to_output()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist controller: merge a finished worker's collection (see pytest_sessionfinish)."""
+        output = getattr(node, "workeroutput", None) or {}
+        state = self.state
+        state.scenarios.update(output.get("parity_scenarios", {}))
+        state.whole_suite = state.whole_suite or bool(output.get("parity_whole_suite"))
+        state.collected.merge(output.get("parity_collected", {}))
+
+
+class Terminated(KeyboardInterrupt):
+    """The session got SIGTERM. A KeyboardInterrupt because pytest ends the whole session
+    on one (running teardown, sessionfinish and unconfigure, then exiting, so the driver's
+    atexit hook kills every agent group); a SystemExit raised inside a test would only
+    fail that test, and the session would start the next agent."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated(f"parity: terminated by signal {signum}")
+
+
+def _install_sigterm(state: SessionState) -> None:
+    """Install the session's SIGTERM handler, where Python allows it (the main thread;
+    xdist workers run tests there too) and unless SIGTERM is inherited as ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is signal.SIG_IGN:
+        return
+    state.previous_sigterm = previous
+    signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _split(value: str | None) -> set[str] | None:
+    if not value:
+        return None
+    return {v.strip() for v in value.split(",") if v.strip()}
+
+
+def _target_selection(value: str | None, cfg: Config) -> tuple[set[str] | None, set[str]]:
+    """`--targets` -> (targets whose items run, or None for all; targets added with `+`).
+
+    `+name` alone keeps every scenario's own targets (the reference runs or its
+    recording stands in) and adds `name`; plain names select as before."""
+    names = _split(value)
+    if names is None:
+        return None, set()
+    added = {n[1:] for n in names if n.startswith("+")}
+    plain = {n for n in names if not n.startswith("+")}
+    unknown = sorted((added | plain) - cfg.targets.keys())
+    if unknown:
+        known = ", ".join(sorted(cfg.targets))
+        raise pytest.UsageError(
+            f"--targets: unknown target(s) {', '.join(unknown)} (known: {known}; "
+            f"declare a target in {cfg.source})"
+        )
+    return (plain | added if plain else None), added

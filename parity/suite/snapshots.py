@@ -1,0 +1,168 @@
+"""Snapshots: one readable YAML file per (scenario, target) holding the normalized view.
+
+Layout: `<snapshots dir>/<scenario name>/<target>.yaml`, e.g.
+`snapshots/baseline/text-turn/plus.yaml`. `ParitySnapshotExtension` is the syrupy
+extension: it serializes a view (`parity.view.dump.dump_view`, the file's exact bytes),
+locates its file, compares texts and renders the text diff, so syrupy asserts, writes
+under `--snapshot-update` and counts passed/new/failed snapshots in its own report.
+
+Two things syrupy cannot do for scenario items (parity/ARCHITECTURE.md, "Snapshots and
+syrupy"): a scenario item is no test function, so it gets no `snapshot` fixture and
+`check_snapshot` builds the assertion the way that fixture does; and syrupy's
+unused-snapshot detection only knows test functions, so `unused_snapshots` finds unused
+files from the scenarios collected. The parity checks also read snapshots through
+`read_view` when a target cannot run here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.data import SnapshotCollections
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.location import PyTestLocation
+
+from parity.scenario.load import scenario_name
+from parity.view.dump import dump_view, load_view
+
+SUFFIX = ".yaml"
+DIFF_LINES = 80
+"""Lines of the text diff a failing snapshot shows before the rest is counted."""
+
+
+def snapshot_path(snapshots_dir: Path, scenario: str, target: str) -> Path:
+    """Where the snapshot of `target` running `scenario` lives."""
+    return snapshots_dir / scenario / f"{target}{SUFFIX}"
+
+
+def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
+    """The recorded view, or None when no snapshot was recorded."""
+    path = snapshot_path(snapshots_dir, scenario, target)
+    try:
+        return load_view(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+class ParitySnapshotExtension(SingleFileSnapshotExtension):
+    """syrupy extension storing a scenario item's view at `<snapshots>/<scenario>/<target>.yaml`.
+
+    syrupy rebuilds test locations from a worker's bare node data under pytest-xdist, so
+    the location is derived only from the item's path and name (the target); the two
+    directories are class settings made by the plugin at configure time.
+    """
+
+    _write_mode = WriteMode.TEXT
+    file_extension = "yaml"
+    snapshots_dir: ClassVar[Path] = Path("snapshots")
+    scenarios_dir: ClassVar[Path] = Path("scenarios")
+
+    shown_as = "snapshot"
+    """What the text diff's headers call the file (`check_snapshot` sets the path)."""
+
+    def serialize(self, data: Any, **_: Any) -> str:
+        return data if isinstance(data, str) else dump_view(data)
+
+    def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
+        """syrupy's reporter: the recorded snapshot against this run, as a unified diff of
+        their YAML (syrupy's own marks changed characters, which long views bury)."""
+        lines = list(
+            difflib.unified_diff(
+                str(snapshot_data).splitlines(),
+                str(serialized_data).splitlines(),
+                f"{self.shown_as} (recorded)",
+                f"{self.shown_as} (this run)",
+                n=2,
+                lineterm="",
+            )
+        )
+        if len(lines) > DIFF_LINES:
+            lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines"]
+        return iter(lines)
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        name = scenario_name(Path(test_location.filepath), cls.scenarios_dir)
+        return str(cls.snapshots_dir / name)
+
+    @classmethod
+    def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
+        return cls.dirname(test_location=test_location)
+
+    @classmethod
+    def get_snapshot_name(cls, *, test_location: PyTestLocation, index: Any = 0) -> str:
+        return str(test_location.testname)
+
+    def discover_snapshots(
+        self, *, test_location: PyTestLocation, ignore_extensions: list[str] | None = None
+    ) -> SnapshotCollections:
+        """Nothing, on purpose: syrupy's unused-snapshot logic only knows test functions
+        (`pytest.Function`), so it would call a skipped target's recording (a native
+        snapshot on a machine without DSH) unused and delete it. `unused_snapshots`
+        finds unused files from the scenarios the plugin collected."""
+        return SnapshotCollections()
+
+
+@dataclass(frozen=True)
+class SnapshotCheck:
+    """How one run's view compared with its snapshot."""
+
+    text: str
+    """This run's snapshot text (what `parity record` writes)."""
+    matched: bool
+    """Equal to the recording, or written because snapshots are being updated."""
+    created: bool
+    """Written now where there was no snapshot."""
+    recorded: str | None
+    """The snapshot file's text; None when there was none."""
+    diff: list[str]
+    """syrupy's diff lines (`ParitySnapshotExtension.diff_lines`) when a recorded
+    snapshot did not match."""
+
+
+def check_snapshot(item: pytest.Item, view: Any, *, update: bool, shown_as: str) -> SnapshotCheck:
+    """Assert `view` against the item's snapshot through syrupy (writing it when
+    `update`). A scenario item is no test function and has no `snapshot` fixture, so the
+    assertion is built here the way that fixture builds one; syrupy's session records
+    it for its report. `shown_as` names the file in the diff."""
+    text = dump_view(view)
+    assertion = SnapshotAssertion(
+        session=item.config._syrupy,  # type: ignore[attr-defined]
+        extension_class=ParitySnapshotExtension,
+        test_location=PyTestLocation(item),
+        update_snapshots=update,
+    )
+    extension = assertion.extension
+    assert isinstance(extension, ParitySnapshotExtension)
+    extension.shown_as = shown_as
+    matched = assertion == text
+    execution = assertion.executions[0]
+    recorded = None if execution.recalled_data is None else str(execution.recalled_data)
+    diff = assertion.get_assert_diff() if not matched and recorded is not None else []
+    return SnapshotCheck(text, matched, execution.created, recorded, diff)
+
+
+def unused_snapshots(
+    snapshots_dir: Path, scenarios: Mapping[str, list[str]], whole_suite: bool
+) -> list[Path]:
+    """Snapshot files no collected scenario target claims: targets dropped from a
+    scenario, and (when the whole suite was collected) scenarios that no longer exist.
+    `scenarios` maps each collected scenario to its targets, run or skipped: a skipped
+    target's recording is used (its parity checks compare against it)."""
+    if not snapshots_dir.is_dir():
+        return []
+    unused = []
+    for path in sorted(snapshots_dir.rglob(f"*{SUFFIX}")):
+        scenario = path.parent.relative_to(snapshots_dir).as_posix()
+        if scenario in scenarios:
+            if path.stem not in scenarios[scenario]:
+                unused.append(path)
+        elif whole_suite:
+            unused.append(path)
+    return unused

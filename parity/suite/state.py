@@ -1,0 +1,77 @@
+"""The pytest session's parity state, kept in `config.stash` (`STATE`).
+
+One per process: what the options selected, the run cache this process shares with its
+xdist siblings, the runner (created on first use, so a test run that collects no
+scenario never imports the driver), and what the items reported, gathered for the
+summary and the reports (on the xdist controller it arrives from the workers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from parity.config import Config
+from parity.report.collected import Collected
+from parity.report.outcome import Outcome
+from parity.report.text import FindingsRow
+
+if TYPE_CHECKING:
+    from parity.suite.runner import Runner
+
+
+@dataclass
+class SessionState:
+    """Per-process parity state (see the module docstring)."""
+
+    config: Config
+    cache_dir: Path
+    owns_cache: bool
+    select: set[str] | None
+    """`--targets`: the targets whose items run; None for all."""
+    require: set[str]
+    """`--require-targets`: targets that must run (or compare against a recording)."""
+    added: set[str] = field(default_factory=set)
+    """`--targets +name`: targets added to every scenario whose reference target is of
+    the same family (a user's own agent running the shipped suite)."""
+    added_to: dict[str, int] = field(default_factory=dict)
+    """Added target -> how many scenarios it was added to (0 is explained, not silent)."""
+    outcomes: list[Outcome] = field(default_factory=list)
+    scenarios: dict[str, list[str]] = field(default_factory=dict)
+    """Collected scenario name -> its targets (for unused-snapshot detection)."""
+    whole_suite: bool = False
+    """The scenarios directory itself was collected (so orphan directories count)."""
+    invalid: list[str] = field(default_factory=list)
+    """Scenario files that did not validate (their items failed)."""
+    masked: list[tuple[str, str, str, int, str]] = field(default_factory=list)
+    """Masks applied per run: (scenario, target, path, values masked, reason)."""
+    findings: list[FindingsRow] = field(default_factory=list)
+    """Conformance findings per run: (scenario, target, policy, findings)."""
+    collected: Collected = field(default_factory=Collected)
+    """Plain data for the summary's categories and the reports (`parity.report.results`)."""
+    expected: list[tuple[str, str, str, str, int]] = field(default_factory=list)
+    """Expected run problems: (scenario, target, problem, reason, how many times)
+    (`parity.checks.expected.summary_lines`)."""
+    previous_sigterm: Any = None
+    """The SIGTERM handler before the session's own (restored at unconfigure)."""
+    _runner: Runner | None = None
+
+    @property
+    def runner(self) -> Runner:
+        """The process's runner, created (with its imports) on first use."""
+        if self._runner is None:
+            from parity.suite.runner import Runner
+
+            self._runner = Runner(self.config, self.cache_dir)
+        return self._runner
+
+    def close(self) -> None:
+        """Stop the runner's fake LLM, if a runner was made."""
+        if self._runner is not None:
+            self._runner.close()
+
+
+STATE = pytest.StashKey[SessionState]()

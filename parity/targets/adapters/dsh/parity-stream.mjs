@@ -1,0 +1,365 @@
+/**
+ * acp-parity's parity-stream/1 plugin for DeepSeek Harness (DSH).
+ *
+ * Mounted into a DSH composition by the harness's native launch kit (parity/targets/dsh.py),
+ * it makes a real DSH agent talk to the harness's scripted fake LLM over the fixed
+ * wire of docs/parity-stream.md:
+ *
+ *   - GET  {base}/catalog     once at start: providers, models and fixture tools;
+ *   - POST {base}/stream      per model call: the canonical request in, NDJSON chunks out;
+ *   - POST {base}/tools/call  per fixture tool call.
+ *
+ * It registers one LLM adapter for every provider route of the catalog, and every
+ * catalog tool under exactly its name. A tool with `approval: "ask"` asks through
+ * DSH's own approval chain (the `tools/pre-execute` waterfall answering `ask`), so an
+ * ACP client sees a real `session/request_permission` before `/tools/call` is made.
+ *
+ * The module has no runtime imports: DSH hands it `ctx`, and every DSH value it
+ * produces (chunks, tool definitions, the retry policy) is plain data, so the plugin
+ * loads from any path into any DSH version whose plugin seams match.
+ *
+ * The base URL comes from the row's `config.baseUrl`, else PARITY_STREAM_BASE_URL.
+ */
+
+export const name = 'parity-stream'
+export const inject = ['llm', 'tools']
+
+export const PROTOCOL = 'parity-stream/1'
+export const PROTOCOL_CODE = 'PARITY_PROTOCOL'
+
+/** Why the fake did not answer 200: its `error` text, else the status and body. */
+async function errorText(response) {
+  const body = await response.text().catch(() => '')
+  try {
+    const parsed = JSON.parse(body)
+    if (parsed !== null && typeof parsed.error === 'string') return parsed.error
+  } catch {
+    // not JSON: describe the raw answer below
+  }
+  const text = body.trim().slice(0, 500)
+  return `HTTP ${response.status}${text === '' ? '' : `: ${text}`}`
+}
+
+/**
+ * Fetch and check the catalog. Any other protocol major version is refused with a
+ * message naming both versions, so a mismatched harness fails at start, not mid-turn.
+ */
+export async function fetchCatalog(base) {
+  let response
+  try {
+    response = await fetch(`${base}/catalog`)
+  } catch (error) {
+    throw new Error(`parity-stream: catalog unreachable at ${base}: ${error?.cause?.message ?? error}`)
+  }
+  if (response.status !== 200) {
+    throw new Error(`parity-stream: catalog failed: ${await errorText(response)}`)
+  }
+  let catalog
+  try {
+    catalog = await response.json()
+  } catch (error) {
+    throw new Error(`parity-stream: the catalog at ${base} is not JSON: ${error.message}`)
+  }
+  const protocol = catalog?.protocol
+  const major = typeof protocol === 'string' ? protocol.split('.')[0] : undefined
+  if (major !== PROTOCOL) {
+    throw new Error(
+      `parity-stream: the server at ${base} speaks ${JSON.stringify(protocol)}; ` +
+      `this plugin implements only ${PROTOCOL}`,
+    )
+  }
+  if (!Array.isArray(catalog.providers) || catalog.providers.length === 0) {
+    throw new Error('parity-stream: the catalog declares no providers')
+  }
+  return { providers: catalog.providers, tools: Array.isArray(catalog.tools) ? catalog.tools : [] }
+}
+
+// -- the canonical request -------------------------------------------------------------
+
+/** A DSH content block in the canonical form; `undefined` drops it. */
+function canonicalBlock(block) {
+  switch (block.type) {
+    case 'text':
+    case 'reasoning':
+      return { type: block.type, text: block.text }
+    case 'tool-call':
+      return { type: 'tool-call', id: block.id, name: block.name, arguments: block.arguments }
+    case 'image': {
+      // Image bytes live in DSH's attachment store; the spec lets a request omit them.
+      const attachment = block.attachment ?? {}
+      const mimeType = attachment.mediaType ?? attachment.mimeType ?? block.mimeType
+      return mimeType === undefined ? { type: 'image' } : { type: 'image', mimeType }
+    }
+    default:
+      // Any other block type is passed through by name so a model view still shows it.
+      return { type: String(block.type) }
+  }
+}
+
+/**
+ * DSH's messages -> canonical messages. DSH carries a tool result as a user message
+ * holding one `tool-result` block; the canonical form is a `tool` message per result.
+ */
+export function canonicalMessages(messages) {
+  const out = []
+  for (const message of messages) {
+    const results = message.content.filter(block => block.type === 'tool-result')
+    for (const result of results) {
+      out.push({
+        role: 'tool',
+        toolCallId: result.toolCallId,
+        isError: result.isError === true,
+        content: result.content.map(canonicalBlock).filter(block => block !== undefined),
+      })
+    }
+    const rest = message.content.filter(block => block.type !== 'tool-result')
+    if (rest.length > 0 || results.length === 0) {
+      out.push({ role: message.role, content: rest.map(canonicalBlock).filter(b => b !== undefined) })
+    }
+  }
+  return out
+}
+
+/** GenerateOptions -> the canonical `/stream` body; absent optionals stay absent. */
+export function canonicalRequest(options) {
+  const body = { provider: options.provider, model: options.model }
+  if (options.reasoningEffort !== undefined) body.reasoningEffort = options.reasoningEffort
+  if (options.system !== undefined) body.system = options.system
+  body.messages = canonicalMessages(options.messages ?? [])
+  if (options.tools !== undefined) {
+    body.tools = options.tools.map(tool => ({
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+    }))
+  }
+  if (options.sessionId !== undefined) body.sessionId = String(options.sessionId)
+  if (options.purpose !== undefined) body.purpose = options.purpose
+  return body
+}
+
+// -- the stream ------------------------------------------------------------------------
+
+/** NDJSON lines of a fetch body, as they arrive (a partial last line waits for more). */
+async function* ndjsonLines(body) {
+  const decoder = new TextDecoder()
+  let pending = ''
+  for await (const bytes of body) {
+    pending += decoder.decode(bytes, { stream: true })
+    let newline = pending.indexOf('\n')
+    while (newline >= 0) {
+      const line = pending.slice(0, newline).trim()
+      pending = pending.slice(newline + 1)
+      if (line !== '') yield line
+      newline = pending.indexOf('\n')
+    }
+  }
+  pending += decoder.decode()
+  if (pending.trim() !== '') yield pending.trim()
+}
+
+function protocolFailure(message) {
+  return { type: 'finish', reason: { kind: 'error', failure: { message, code: PROTOCOL_CODE } } }
+}
+
+/**
+ * One model call: POST the canonical request and yield the server's chunks unchanged.
+ * Aborting `options.signal` aborts the fetch, which closes the connection: that is how
+ * the fake learns the turn was cancelled. A non-200 answer is a `PARITY_PROTOCOL`
+ * error finish, never retried (see `NO_RETRY`).
+ */
+export async function* streamChunks(base, options) {
+  let response
+  try {
+    response = await fetch(`${base}/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(canonicalRequest(options)),
+      signal: options.signal,
+    })
+  } catch (error) {
+    if (options.signal?.aborted) throw error // a cancelled turn: DSH records the abort
+    yield transportFailure(base, error)
+    return
+  }
+  if (response.status !== 200) {
+    yield protocolFailure(await errorText(response))
+    return
+  }
+  let finished = false
+  try {
+    for await (const line of ndjsonLines(response.body)) {
+      let chunk
+      try {
+        chunk = JSON.parse(line)
+      } catch {
+        chunk = undefined
+      }
+      if (chunk === null || typeof chunk !== 'object' || Array.isArray(chunk) || typeof chunk.type !== 'string') {
+        yield protocolFailure(`the server sent a line that is not a stream chunk: ${line.slice(0, 200)}`)
+        return
+      }
+      yield chunk
+      if (chunk.type === 'finish') finished = true
+    }
+  } catch (error) {
+    if (options.signal?.aborted) throw error
+    yield transportFailure(base, error)
+    return
+  }
+  // DSH requires a terminal finish; a stream cut short is the server's protocol failure.
+  if (!finished) yield protocolFailure('the stream ended without a finish chunk')
+}
+
+function transportFailure(base, error) {
+  const message = `parity-stream: ${base}/stream failed: ${error?.cause?.message ?? error?.message ?? error}`
+  return { type: 'finish', reason: { kind: 'error', failure: { message, code: 'TRANSPORT' } } }
+}
+
+/**
+ * A provider-owned retry policy that never retries: a scripted failure must surface
+ * exactly once. Same shape as DSH's resolved policies (plain frozen data).
+ */
+export const NO_RETRY = Object.freeze({
+  mode: 'normal',
+  maxRetries: 0,
+  retryableCodes: Object.freeze(['TRANSPORT']),
+  initialDelayMs: 500,
+  maxDelayMs: 10_000,
+  jitterRatio: 0.1,
+})
+
+/** The catalog model in DSH's model-info shape (context and reasoning when declared). */
+function modelInfo(provider, model) {
+  const info = {
+    provider,
+    id: model.id,
+    name: model.name ?? model.id,
+    ...model.description === undefined ? {} : { description: model.description },
+    inputModalities: model.inputModalities ?? ['text'],
+  }
+  return info
+}
+
+function resolvedModel(provider, model) {
+  const info = modelInfo(provider, model)
+  if (model.contextWindow !== undefined) info.context = { contextWindow: model.contextWindow }
+  const reasoning = model.reasoning
+  if (reasoning !== undefined && Array.isArray(reasoning.efforts) && reasoning.efforts.length > 0) {
+    info.reasoning = {
+      efforts: reasoning.efforts.map(effort => ({
+        id: effort.id,
+        name: effort.name ?? effort.id,
+        ...effort.description === undefined ? {} : { description: effort.description },
+      })),
+      ...reasoning.defaultEffort === undefined ? {} : { defaultEffort: reasoning.defaultEffort },
+    }
+  }
+  return info
+}
+
+/** The LLM adapter for the catalog's providers (a plain object with DSH's adapter methods). */
+export function makeAdapter(base, providers) {
+  const byId = new Map(providers.map(provider => [provider.id, provider]))
+  const provider = (id) => {
+    const found = byId.get(id)
+    if (found === undefined) throw new Error(`parity-stream: unknown provider ${JSON.stringify(id)}`)
+    return found
+  }
+  return {
+    providerInfo: id => ({ id, name: provider(id).name ?? id }),
+    providerRetryPolicy: () => NO_RETRY,
+    listModels: id => Promise.resolve((provider(id).models ?? []).map(model => modelInfo(id, model))),
+    resolveModel(id, model) {
+      const found = (provider(id).models ?? []).find(candidate => candidate.id === model)
+      // DSH requires `id === model`; an uncatalogued model resolves with bare metadata.
+      const bare = { provider: id, id: model, name: model, inputModalities: ['text'] }
+      return Promise.resolve(found === undefined ? bare : resolvedModel(id, found))
+    },
+    stream: options => streamChunks(base, options),
+  }
+}
+
+// -- fixture tools ---------------------------------------------------------------------
+
+/** Canonical result content -> DSH content blocks (text kept; anything else as its JSON). */
+function dshContent(content) {
+  return (Array.isArray(content) ? content : []).map(block => (
+    block?.type === 'text' && typeof block.text === 'string'
+      ? { type: 'text', text: block.text }
+      : { type: 'text', text: JSON.stringify(block) }
+  ))
+}
+
+/** POST /tools/call; aborting `signal` closes the request (the fake records the abort). */
+export async function callTool(base, name, callId, args, signal) {
+  const response = await fetch(`${base}/tools/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ name, callId, arguments: args ?? {} }),
+    signal,
+  })
+  if (response.status !== 200) throw new Error(`parity-stream: /tools/call failed: ${await errorText(response)}`)
+  const answer = await response.json()
+  return { content: dshContent(answer?.content), isError: answer?.isError === true }
+}
+
+const RESULT_SCHEMA = Object.freeze({
+  type: 'object',
+  properties: { content: { type: 'array' } },
+  required: ['content'],
+})
+
+/**
+ * A catalog tool as a DSH tool definition. A result the fake marks `isError` must
+ * reach the model as an error with the fake's own content: `execute` throws, and
+ * `finalizeContent` puts the fake's content back in place of DSH's `Error: ...` text.
+ */
+export function toolDefinition(base, spec) {
+  const failed = new Map()
+  return {
+    name: spec.name,
+    description: spec.description ?? '',
+    parameters: spec.parameters ?? { type: 'object', properties: {} },
+    output: { schema: RESULT_SCHEMA, render: (_args, value) => value.content },
+    async execute(args, exec) {
+      const result = await callTool(base, spec.name, exec.callId, args, exec.signal)
+      if (!result.isError) return { content: result.content }
+      failed.set(exec.callId, result.content)
+      const text = result.content.map(block => block.text).join('\n')
+      throw new Error(text === '' ? `${spec.name} failed` : text)
+    },
+    finalizeContent(exec, result) {
+      const content = failed.get(exec.callId)
+      failed.delete(exec.callId)
+      return result.isError && content !== undefined ? content : undefined
+    },
+  }
+}
+
+/** The base URL this row serves: `config.baseUrl`, else PARITY_STREAM_BASE_URL. */
+export function baseUrl(config, env = process.env) {
+  const base = config?.baseUrl ?? env.PARITY_STREAM_BASE_URL
+  if (typeof base !== 'string' || base === '') {
+    throw new Error('parity-stream: no base URL (set PARITY_STREAM_BASE_URL or the row config baseUrl)')
+  }
+  return base.replace(/\/+$/, '')
+}
+
+export async function apply(ctx, config) {
+  const base = baseUrl(config)
+  const catalog = await fetchCatalog(base)
+  ctx.llm.registerAdapter(catalog.providers.map(provider => provider.id), makeAdapter(base, catalog.providers))
+  const asking = new Set()
+  for (const spec of catalog.tools) {
+    ctx.tools.register(toolDefinition(base, spec))
+    if (spec.approval === 'ask') asking.add(spec.name)
+  }
+  if (asking.size > 0) {
+    ctx.on('tools/pre-execute', (exec, next) => (
+      asking.has(exec.name)
+        ? Promise.resolve({ kind: 'ask', reason: `fixture tool ${exec.name} asks for approval` })
+        : next()
+    ))
+  }
+}

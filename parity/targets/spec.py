@@ -1,0 +1,218 @@
+"""Target declarations: which agents the harness can drive, as declared in TOML.
+
+The built-ins ship in `parity/targets/targets.toml`; a project adds or overrides targets
+in its configuration (`parity.config`: `parity.toml` at its root, or `[tool.parity]` of
+its `pyproject.toml`). Pure over plain data: TOML tables -> `TargetSpec`s, or a
+`TargetConfigError` naming the file and the target. Rendering a target for one run is
+`parity.targets.launch`.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Literal, cast
+
+FAMILIES = ("dsh", "peer")
+DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages", "gemini")
+FIXTURE_TOOLS = ("stream", "mcp")
+CONFORMANCE = ("fail", "warn")
+"""What conformance findings do to a target's snapshot item: fail it, or only be listed."""
+DEFAULT_CONFORMANCE = {"dsh": "fail", "peer": "warn"}
+"""Our own agents must conform; third-party peers are measured, not gated."""
+DEFAULT_SHUTDOWN_EOF = {"dsh": 2.0, "peer": 0.5}
+"""Seconds the shutdown ladder waits for an agent to exit after stdin EOF. Peers get a
+short wait: some (codex-acp) ignore EOF, and every run would otherwise idle for the
+driver's full EOF stage before SIGTERM; semantic views do not record how a process ended."""
+LAUNCHERS = ("dsh",)
+"""Targets resolved by code instead of a fixed command (`launcher = "dsh"`:
+parity/targets/dsh.py)."""
+BUILTIN = "parity/targets/targets.toml"
+"""Where the built-in targets are declared (named in messages about them)."""
+
+FixtureTools = Literal["stream", "mcp"]
+"""How scenario tools reach an agent: the parity-stream catalog, or an MCP server."""
+
+
+class TargetConfigError(ValueError):
+    """A target declaration that cannot be used; the message names file and target."""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One availability check: a command on PATH or a file that must exist."""
+
+    command: str | None = None
+    file: str | None = None
+    reason: str | None = None
+    """Shown instead of the default reason when the check fails."""
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """One target as declared (templates not yet rendered)."""
+
+    name: str
+    family: str
+    dialect: str
+    fixture_tools: FixtureTools
+    command: tuple[str, ...]
+    description: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Relative path under the run's home -> file text template."""
+    requires: tuple[Requirement, ...] = ()
+    setup: tuple[str, ...] = ()
+    install: Mapping[str, str] = field(default_factory=dict)
+    """How `parity peers install` installs it, e.g. {"npm": "pkg@1.2.3"}."""
+    conformance: str = "fail"
+    """`fail` or `warn` (see `CONFORMANCE`); `parse_target` defaults it by family."""
+    shutdown_eof: float = 2.0
+    """The shutdown ladder's EOF stage in seconds; `parse_target` defaults it by family."""
+    source: str = ""
+    """Where it was declared (file path), for error messages."""
+    launcher: str = ""
+    """A name from `LAUNCHERS`: the command comes from that launch kit, not `command`."""
+
+
+# -- declarations --------------------------------------------------------------------------
+
+
+def _str_list(value: Any, where: str, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise TargetConfigError(f"{where}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _str_map(value: Any, where: str, key: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise TargetConfigError(f"{where}: `{key}` must be a table of strings")
+    return dict(value)
+
+
+def _requirements(value: Any, where: str) -> tuple[Requirement, ...]:
+    if not isinstance(value, list):
+        raise TargetConfigError(f"{where}: `requires` must be a list of tables")
+    out = []
+    for item in value:
+        if not isinstance(item, dict) or not ({"command", "file"} & item.keys()):
+            raise TargetConfigError(
+                f"{where}: each `requires` entry needs `command` or `file`, got {item!r}"
+            )
+        unknown = item.keys() - {"command", "file", "reason"}
+        if unknown:
+            raise TargetConfigError(f"{where}: unknown `requires` key(s) {sorted(unknown)}")
+        out.append(Requirement(item.get("command"), item.get("file"), item.get("reason")))
+    return tuple(out)
+
+
+_KEYS = {
+    "description",
+    "family",
+    "dialect",
+    "fixture_tools",
+    "command",
+    "env",
+    "files",
+    "requires",
+    "setup",
+    "install",
+    "conformance",
+    "shutdown_eof",
+    "launcher",
+}
+
+
+def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec:
+    """Build a `TargetSpec` from one merged `[targets.<name>]` table; errors name both."""
+    where = f"{source}: target {name!r}"
+    unknown = table.keys() - _KEYS
+    if unknown:
+        raise TargetConfigError(f"{where}: unknown key(s) {sorted(unknown)}")
+    for key, allowed in (
+        ("family", FAMILIES),
+        ("dialect", DIALECTS),
+        ("fixture_tools", FIXTURE_TOOLS),
+    ):
+        if table.get(key) not in allowed:
+            raise TargetConfigError(
+                f"{where}: `{key}` must be one of {', '.join(allowed)}, got {table.get(key)!r}"
+            )
+    launcher = table.get("launcher", "")
+    if launcher and launcher not in LAUNCHERS:
+        raise TargetConfigError(
+            f"{where}: `launcher` must be one of {', '.join(LAUNCHERS)}, got {launcher!r}"
+        )
+    command = _str_list(table.get("command", []), where, "command")
+    if not command and not launcher:
+        raise TargetConfigError(f"{where}: `command` is required (or a `launcher`)")
+    family = table["family"]
+    conformance = table.get("conformance", DEFAULT_CONFORMANCE[family])
+    if conformance not in CONFORMANCE:
+        raise TargetConfigError(
+            f"{where}: `conformance` must be one of {', '.join(CONFORMANCE)}, got {conformance!r}"
+        )
+    eof = table.get("shutdown_eof", DEFAULT_SHUTDOWN_EOF[family])
+    # bool is an int subclass; `shutdown_eof = true` is a typo, not one second.
+    if isinstance(eof, bool) or not isinstance(eof, int | float) or not 0 <= eof <= 60:
+        raise TargetConfigError(
+            f"{where}: `shutdown_eof` must be seconds between 0 and 60, got {eof!r}"
+        )
+    return TargetSpec(
+        name=name,
+        family=family,
+        dialect=table["dialect"],
+        fixture_tools=cast(FixtureTools, table["fixture_tools"]),
+        command=command,
+        description=str(table.get("description", "")),
+        env=_str_map(table.get("env", {}), where, "env"),
+        files=_str_map(table.get("files", {}), where, "files"),
+        requires=_requirements(table.get("requires", []), where),
+        setup=_str_list(table.get("setup", []), where, "setup"),
+        install=_str_map(table.get("install", {}), where, "install"),
+        conformance=conformance,
+        shutdown_eof=float(eof),
+        source=source,
+        launcher=str(launcher),
+    )
+
+
+def merge_tables(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep-merge TOML tables: nested tables merge key by key, anything else replaces."""
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge_tables(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def builtin_tables() -> dict[str, Any]:
+    """The `[targets]` tables shipped in `parity/targets/targets.toml`."""
+    text = resources.files("parity.targets").joinpath("targets.toml").read_text(encoding="utf-8")
+    return dict(tomllib.loads(text).get("targets", {}))
+
+
+def declared_targets(project_targets: Any, source: str) -> dict[str, TargetSpec]:
+    """The built-in targets merged with a project's `[targets]` tables (project keys win;
+    `source` names the project's file in messages)."""
+    tables: dict[str, Any] = builtin_tables()
+    origin = {name: BUILTIN for name in tables}
+    if not isinstance(project_targets, dict):
+        raise TargetConfigError(f"{source}: `targets` must be a table of targets")
+    for name, table in project_targets.items():
+        if not isinstance(table, dict):
+            raise TargetConfigError(f"{source}: target {name!r} must be a table")
+        merged = merge_tables(tables.get(name, {}), table)
+        if "command" in table and "launcher" not in table:
+            merged.pop("launcher", None)  # the project's own command replaces a launch kit
+        tables[name] = merged
+        origin[name] = source
+    return {name: parse_target(name, tables[name], origin[name]) for name in tables}

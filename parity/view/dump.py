@@ -1,0 +1,47 @@
+"""A view as YAML text: the exact bytes of a snapshot file, and back.
+
+`dump_view` is what `parity record` writes to `snapshots/<scenario>/<target>.yaml` (through
+the syrupy extension, `parity.suite.snapshots`), what `parity show` prints and what the
+HTML report shows; `load_view` reads a snapshot back for the parity checks and diffs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+# libyaml's C emitter and parser when PyYAML was built with them (the usual wheels are):
+# the pure-Python ones cost tens of milliseconds per snapshot. Output is the same.
+_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
+    """Block style everywhere; multi-line strings as `|` literals so diffs read well."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # PyYAML falls back to a quoted style by itself when a literal block cannot hold it.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_view(view: Any) -> str:
+    """Serialize a normalized view as YAML; keys keep the view's (deterministic) order."""
+    return yaml.dump(
+        view,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100,
+    )
+
+
+def load_view(text: str) -> Any:
+    """Parse a snapshot file's text back into the view it holds."""
+    return yaml.load(text, Loader=_Loader)

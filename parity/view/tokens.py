@@ -1,0 +1,227 @@
+"""Positional id tokens, machine paths and run dates: what makes one run's view stable.
+
+`Tokens` numbers ids per kind in order of first appearance (`<session:1>`, `<message:2>`,
+any other UUID `<uuid:n>`) and scrubs values and free text of ids, the run's paths
+(`<workdir>`, `<home>`, ...), ISO timestamps (`<time>`) and the run's calendar dates
+(`<date>`). `parity.view.normalize.view` drives it over a transcript.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+TIME = "<time>"
+DATE = "<date>"
+
+# Keys whose string values are ids of a kind; tokens are numbered per kind in order of
+# first appearance on the wire, so the numbering is as deterministic as the agent.
+ID_KEYS: dict[str, str] = {
+    "sessionId": "session",
+    "messageId": "message",
+    "userMessageId": "message",
+    "toolCallId": "toolcall",
+    "elicitationId": "elicitation-id",
+}
+# Ids at least this long are also replaced inside other strings (paths, titles, model
+# bodies). Shorter ones (`1`, `m1`) would rewrite unrelated text, so they are replaced
+# only as whole values under their own key.
+SUBSTRING_MIN = 8
+
+TIME_KEYS = frozenset(
+    {"updatedAt", "createdAt", "timestamp", "startedAt", "endedAt", "durationMs", "elapsedMs"}
+)
+ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+class Tokens:
+    """Positional tokens per id kind for one run: value -> `<kind:n>`."""
+
+    def __init__(
+        self,
+        paths: Mapping[str, str],
+        scripted: Iterable[str] = (),
+        dates: Iterable[dt.date] = (),
+        pids: Iterable[int] = (),
+    ) -> None:
+        self._by_kind: dict[str, dict[Any, str]] = {}
+        # Agents print their own process id in diagnostics (`(node:4781) Warning: ...`).
+        numbers = "|".join(str(pid) for pid in sorted(set(pids)) if pid > 0)
+        self._pids = re.compile(rf"(?<![\w.]){'(?:' + numbers + ')'}(?![\w.])") if numbers else None
+        spelled = sorted({text for d in dates for text in date_spellings(d)}, key=len, reverse=True)
+        self._dates = re.compile("|".join(map(re.escape, spelled))) if spelled else None
+        self._scripted = frozenset(scripted)
+        # Longest first: workdir usually lives below tmp or home. The lookahead keeps
+        # `/tmp/run-1` from eating the head of a sibling `/tmp/run-10`.
+        roots: dict[str, str] = {}
+        for name, path in paths.items():
+            path = path.rstrip("/")
+            if len(path) <= 1:
+                continue
+            roots.setdefault(path, f"<{name}>")
+            # Agents key per-project state by the path made into one name
+            # (`-tmp-run-1-workdir` in qwen-code's memory directory).
+            if path.count("/") >= 2:  # `/tmp` made `-tmp` would hit ordinary words
+                for dashed in (path.replace("/", "-"), re.sub(r"[^A-Za-z0-9]", "-", path)):
+                    roots.setdefault(dashed, f"<{name}:dashed>")
+                # Some agents print a path relative to `/` (opencode titles a write
+                # `tmp/parity-.../workdir/note.txt`). Longest-first order replaces the
+                # absolute spelling before this one can match inside it.
+                roots.setdefault(path.lstrip("/"), f"<{name}:unrooted>")
+        # A dashed name goes on with `-`: `-tmp-run-1-home--cache` is `<home>/.cache`.
+        # A `.` ends the path only when no name character follows it: `<workdir>.` closes
+        # a sentence (native's persona), `/tmp/run-1.bak` is another path.
+        self._paths = [
+            (
+                re.compile(
+                    # An unrooted spelling must start a word: `/var/tmp/x` is not `tmp/x`.
+                    (r"(?<![\w/.-])" if token.endswith(":unrooted>") else "")
+                    + re.escape(p)
+                    + (r"(?![\w]|\.[\w])" if ":" in token else r"(?![\w-]|\.[\w-])")
+                ),
+                token,
+            )
+            for p, token in sorted(roots.items(), key=lambda pair: -len(pair[0]))
+        ]
+        self._long: list[tuple[str, str]] = []
+
+    def register(self, kind: str, value: Any) -> str:
+        """Give `value` the next token of `kind` unless it has one; return the token."""
+        table = self._by_kind.setdefault(kind, {})
+        if value not in table:
+            table[value] = f"<{kind}:{len(table) + 1}>"
+            if isinstance(value, str) and len(value) >= SUBSTRING_MIN:
+                self._long.append((value, table[value]))
+                self._long.sort(key=lambda pair: -len(pair[0]))
+        return table[value]
+
+    def lookup(self, kind: str, value: Any) -> Any:
+        """The token of `value` in `kind`, or `value` itself when it has none."""
+        try:
+            return self._by_kind.get(kind, {}).get(value, value)
+        except TypeError:  # unhashable junk where an id should be
+            return value
+
+    def count(self, kind: str) -> int:
+        return len(self._by_kind.get(kind, {}))
+
+    def discover(self, value: Any) -> None:
+        """Register every id found under an id key anywhere in `value`."""
+        for key, item in _walk_items(value):
+            kind = ID_KEYS.get(key)
+            if kind is None or not isinstance(item, str) or not item:
+                continue
+            if kind == "toolcall" and item in self._scripted:
+                continue
+            self.register(kind, item)
+
+    def discover_uuids(self, value: Any) -> None:
+        """Register every UUID inside any string of `value` that has no token yet."""
+        if isinstance(value, dict):
+            for v in value.values():
+                self.discover_uuids(v)
+        elif isinstance(value, list):
+            for v in value:
+                self.discover_uuids(v)
+        elif isinstance(value, str) and len(value) >= 36:
+            for found in UUID.findall(value):
+                if not any(found in table for table in self._by_kind.values()):
+                    self.register("uuid", found)
+
+    def scrub(self, value: Any, key: str | None = None) -> Any:
+        """`value` with ids, machine paths and times replaced (a new object)."""
+        if isinstance(value, dict):
+            # Sorted: wire key order is no JSON fact, and sorted files diff well by eye.
+            return {k: self.scrub(value[k], k) for k in sorted(value)}
+        if isinstance(value, list):
+            return [self.scrub(v) for v in value]
+        if (
+            key in TIME_KEYS
+            and isinstance(value, int | float | str)
+            and not isinstance(value, bool)
+        ):
+            return TIME
+        if not isinstance(value, str):
+            return value
+        kind = ID_KEYS.get(key) if key else None
+        if kind is not None:
+            token = self.lookup(kind, value)
+            if token is not value:
+                return token
+        return self.scrub_text(value)
+
+    def scrub_text(self, text: str) -> str:
+        """Replace long ids, machine paths and ISO timestamps inside free text."""
+        for raw, token in self._long:
+            if raw in text:
+                text = text.replace(raw, token)
+        for pattern, token in self._paths:
+            text = pattern.sub(token, text)
+        text = ISO_TIME.sub(TIME, text)
+        if self._pids is not None:
+            text = self._pids.sub("<pid>", text)
+        return self._dates.sub(DATE, text) if self._dates else text
+
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def date_spellings(d: dt.date) -> list[str]:
+    """How agents write a date in prompts: ISO, JS `toDateString`, en-US long and short,
+    day-first. English names regardless of the machine's locale."""
+    month, day = _MONTHS[d.month - 1], _DAYS[d.weekday()]
+    return [
+        d.isoformat(),
+        f"{d.year}/{d.month:02}/{d.day:02}",
+        f"{day[:3]} {month[:3]} {d.day:02} {d.year}",
+        f"{day}, {month} {d.day}, {d.year}",
+        f"{month} {d.day}, {d.year}",
+        f"{day[:3]}, {d.day:02} {month[:3]} {d.year}",
+        f"{d.day} {month} {d.year}",
+        f"{d.month:02}/{d.day:02}/{d.year}",
+        f"{d.month}/{d.day}/{d.year}",
+        f"{d.day:02}/{d.month:02}/{d.year}",
+        f"{d.day:02}.{d.month:02}.{d.year}",
+    ]
+
+
+def run_dates(now: dt.datetime | None = None) -> list[dt.date]:
+    """The dates a run that just ended can have printed: today and yesterday, in local
+    time and in UTC (a run can cross midnight; agents differ in which zone they use)."""
+    now = now or dt.datetime.now(dt.UTC)
+    moments = [now, now.astimezone()]
+    return sorted({(m - dt.timedelta(days=k)).date() for m in moments for k in (0, 1)})
+
+
+def _walk_items(value: Any) -> Iterator[tuple[str, Any]]:
+    """Every (key, value) pair of every dict nested in `value`, depth first, in order."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield k, v
+            yield from _walk_items(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk_items(v)
+
+
+def hashable(value: Any) -> bool:
+    """Whether `value` is a JSON scalar, so it can key a token table (ids are scalars)."""
+    return isinstance(value, str | int | float | bool) or value is None

@@ -1,0 +1,203 @@
+"""The script engine, without sockets: entries -> canonical chunks, consumption, matching.
+
+The expected chunk lists are written out from the helpers of docs/contract.md §7.2
+(`textResponse`, `maxTokensResponse`, `errorResponse`, `'hang'`, `toolCallResponse`,
+`reasoningToolCallScript`), so the fake feeds DSH-family targets exactly what the
+native parity suite's MockAdapter would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parity.fakellm.script import RequestView, Script, arguments_json, build_response, matches
+
+
+def text_response(t: str) -> list[dict[str, Any]]:
+    """§7.2 textResponse(t)."""
+    return [
+        {"type": "block-start", "index": 0, "blockType": "text"},
+        *({"type": "text-delta", "index": 0, "text": c} for c in t),
+        {"type": "block-end", "index": 0, "block": {"type": "text", "text": t}},
+        {"type": "usage", "usage": {"inputTokens": 5, "outputTokens": len(t)}},
+        {"type": "finish", "reason": {"kind": "stop"}},
+    ]
+
+
+def test_text_response_equals_contract_helper() -> None:
+    got = build_response({"text": "hello there", "usage": {"input": 5, "output": 11}})
+    assert list(got.chunks) == text_response("hello there")
+    assert not got.hang and got.error_status is None and got.delay == 0
+
+
+def test_max_tokens_response_has_no_usage() -> None:
+    # §7.2 maxTokensResponse: same start, deltas and end, no usage, finish max-tokens.
+    got = build_response({"text": "cut short", "finish": "max-tokens"})
+    expected = [
+        *text_response("cut short")[:-2],
+        {"type": "finish", "reason": {"kind": "max-tokens"}},
+    ]
+    assert list(got.chunks) == expected
+
+
+def test_error_response_streams_partial_without_block_end() -> None:
+    # §7.2 errorResponse(m): one "partial" delta, no block-end, finish error PROVIDER_ERROR.
+    got = build_response({"text": "partial", "deltas": 7, "error": {"message": "provider blew up"}})
+    assert list(got.chunks) == [
+        {"type": "block-start", "index": 0, "blockType": "text"},
+        {"type": "text-delta", "index": 0, "text": "partial"},
+        {
+            "type": "finish",
+            "reason": {
+                "kind": "error",
+                "failure": {"message": "provider blew up", "code": "PROVIDER_ERROR"},
+            },
+        },
+    ]
+    assert got.error_status is None and not got.hang
+
+
+def test_hang_streams_open_text_block_then_holds() -> None:
+    # §7.2 'hang': block-start, one "partial" delta, then wait for the abort.
+    got = build_response({"text": "partial", "deltas": 0, "then": "hang"})
+    assert list(got.chunks) == [
+        {"type": "block-start", "index": 0, "blockType": "text"},
+        {"type": "text-delta", "index": 0, "text": "partial"},
+    ]
+    assert got.hang
+
+
+def test_tool_call_response_equals_contract_helper() -> None:
+    # §7.2 toolCallResponse(name, id, args): no usage chunk, finish tool-calls.
+    args = {"path": "a.txt", "n": 1}
+    got = build_response({"tool_calls": [{"id": "c9", "name": "read", "arguments": args}]})
+    raw = '{"path":"a.txt","n":1}'
+    assert list(got.chunks) == [
+        {"type": "block-start", "index": 0, "blockType": "tool-call"},
+        {"type": "tool-call-delta", "index": 0, "id": "c9", "name": "read", "argumentsDelta": raw},
+        {
+            "type": "block-end",
+            "index": 0,
+            "block": {"type": "tool-call", "id": "c9", "name": "read", "arguments": raw},
+        },
+        {"type": "finish", "reason": {"kind": "tool-calls"}},
+    ]
+
+
+def test_reasoning_tool_call_script_equals_contract_helper() -> None:
+    # §7.2 reasoningToolCallScript(), with the reasoning in one delta.
+    got = build_response(
+        {
+            "reasoning": "inspect first",
+            "deltas": 0,
+            "tool_calls": [{"id": "call-1", "name": "echo", "arguments": {}}],
+            "usage": {"input": 8, "output": 2, "reasoning": 1},
+            "finish": "tool-calls",
+        }
+    )
+    assert list(got.chunks) == [
+        {"type": "block-start", "index": 0, "blockType": "reasoning"},
+        {"type": "reasoning-delta", "index": 0, "text": "inspect first"},
+        {"type": "block-end", "index": 0, "block": {"type": "reasoning", "text": "inspect first"}},
+        {"type": "block-start", "index": 1, "blockType": "tool-call"},
+        {
+            "type": "tool-call-delta",
+            "index": 1,
+            "id": "call-1",
+            "name": "echo",
+            "argumentsDelta": "{}",
+        },
+        {
+            "type": "block-end",
+            "index": 1,
+            "block": {"type": "tool-call", "id": "call-1", "name": "echo", "arguments": "{}"},
+        },
+        {"type": "usage", "usage": {"inputTokens": 8, "outputTokens": 2, "reasoningTokens": 1}},
+        {"type": "finish", "reason": {"kind": "tool-calls"}},
+    ]
+
+
+def test_deltas_cut_text_into_pieces_of_n_characters() -> None:
+    got = build_response({"text": "abcdefg", "deltas": 3})
+    pieces = [c["text"] for c in got.chunks if c["type"] == "text-delta"]
+    assert pieces == ["abc", "def", "g"]
+
+
+def test_block_order_is_reasoning_text_tools_with_rising_indexes() -> None:
+    got = build_response(
+        {
+            "reasoning": "r",
+            "text": "t",
+            "tool_calls": [{"id": "a", "name": "x"}, {"id": "b", "name": "y", "arguments": "{bad"}],
+        }
+    )
+    starts = [(c["index"], c["blockType"]) for c in got.chunks if c["type"] == "block-start"]
+    assert starts == [(0, "reasoning"), (1, "text"), (2, "tool-call"), (3, "tool-call")]
+    # a string argument is sent raw, even when it is not valid JSON
+    assert got.chunks[-2]["block"]["arguments"] == "{bad"
+    assert got.chunks[-1] == {"type": "finish", "reason": {"kind": "tool-calls"}}
+
+
+def test_error_with_status_fails_before_any_chunk() -> None:
+    got = build_response(
+        {"text": "x", "error": {"message": "slow down", "code": "RATE", "status": 429}}
+    )
+    assert got.error_status == 429
+    failure = {"message": "slow down", "code": "RATE", "status": 429}
+    assert list(got.chunks) == [{"type": "finish", "reason": {"kind": "error", "failure": failure}}]
+
+
+def test_raw_chunks_pass_through_with_hang_and_delay() -> None:
+    raw = [{"type": "block-start", "index": 0, "blockType": "text"}]
+    got = build_response({"chunks": raw, "then": "hang", "delay_ms": 25})
+    assert list(got.chunks) == raw and got.hang and got.delay == 0.025
+
+
+def test_arguments_json_is_compact_and_keeps_unicode() -> None:
+    assert arguments_json({"a": [1, 2], "é": "ü"}) == '{"a":[1,2],"é":"ü"}'
+    assert arguments_json('{"raw": true}') == '{"raw": true}'
+
+
+def test_script_consumes_in_order_then_reports_exhausted() -> None:
+    script = Script([{"text": "one"}, {"text": "two"}])
+    view = RequestView(has_tools=True)
+    first, second, third = (script.answer(view) for _ in range(3))
+    assert (first.entry, second.entry) == (0, 1)
+    assert first.response is not None and first.response.chunks[1]["text"] == "o"
+    assert third.response is None and third.problem == "script exhausted"
+
+
+def test_side_entries_answer_without_consuming() -> None:
+    script = Script(
+        [
+            {"text": "turn one"},
+            {"match": {"tools": "none"}, "text": "A title"},
+            {"text": "turn two"},
+        ]
+    )
+    title = RequestView(has_tools=False)
+    turn = RequestView(has_tools=True)
+    answers = [script.answer(v) for v in (title, turn, title, turn, turn)]
+    assert [(a.entry, a.side) for a in answers[:4]] == [
+        (1, True),
+        (0, False),
+        (1, True),
+        (2, False),
+    ]
+    assert answers[4].problem == "script exhausted"
+
+
+def test_only_side_entries_and_no_match_is_reported_as_such() -> None:
+    script = Script([{"match": {"purpose": "title"}, "text": "T"}])
+    assert script.answer(RequestView(has_tools=False, purpose="title")).side
+    assert script.answer(RequestView(has_tools=False, purpose="turn")).problem == "no entry matched"
+
+
+def test_match_conditions_all_have_to_hold() -> None:
+    view = RequestView(has_tools=True, purpose="turn", texts=("please say hello",))
+    assert matches({"tools": "any", "purpose": "turn", "contains": "hello"}, view)
+    assert not matches({"tools": "none"}, view)
+    assert not matches({"tools": "any", "contains": "goodbye"}, view)
+    assert not matches({"purpose": "title"}, view)
+    assert matches({"tools": "none"}, RequestView(has_tools=False))
+    assert not matches({"tools": "any"}, RequestView(has_tools=False))

@@ -1,0 +1,45 @@
+"""`--targets +NAME`: a user's own agent joins every scenario of its family, unedited."""
+
+from __future__ import annotations
+
+from tests.support.project import TEXT_SCENARIO, Project, mini_target
+
+ONLY_MINI = TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini]")
+
+
+def test_added_target_gets_a_parity_check_against_the_reference(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    assert project.parity("record").returncode == 0  # mini's own snapshot
+    done = project.parity("run", "--targets", "+mini-b")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "::parity[mini-b~mini] PASSED" in out
+    assert "::mini-b SKIPPED" in out  # not recorded: its parity check is what counts
+    assert not project.snapshot("demo/text", "mini-b").exists()  # run never writes
+
+
+def test_added_target_that_differs_fails_its_parity_check(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    assert project.parity("record").returncode == 0
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("noisy", extra_env='MINI_NOISE = "1"'))
+    done = project.parity("run", "--targets", "+noisy")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "::parity[noisy~mini] FAILED" in out
+    assert "_meta" in out
+
+
+def test_added_target_no_scenario_can_run_is_explained(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    done = project.parity("run", "--targets", "+ghost")
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "--targets +ghost: no collected scenario can run it: ghost is a dsh target" in out
+
+
+def test_unknown_added_target_is_a_usage_error(project: Project) -> None:
+    done = project.parity("run", "--targets", "+nobody")
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "--targets: unknown target(s) nobody" in out

@@ -1,0 +1,471 @@
+"""The layout rules of a package, checked by parsing its source with `ast`.
+
+For each `Layout` (the package, plus the source trees whose imports of it are checked):
+
+- no module over `MAX_LINES` lines;
+- no import cycle among the package's modules, and none among its folders (each
+  subpackage, or top-level module, is one node: the folders follow the data flow);
+- no pass-through import: no `from m import x as x`, and no module importing a name it
+  never uses (a package `__init__` may import the names its `__all__` declares, its
+  public surface);
+- no caller importing a name through a package's surface: callers import each name from
+  the module that defines it;
+- with an architecture doc, its `## Modules` table names every module, and nothing else.
+
+Every import counts, at module level, inside functions or under `TYPE_CHECKING`: a lazy
+import still couples two modules. The first tests run the checks on small packages
+written to break each rule, so each check is shown to fail when it should.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_LINES = 400
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A package and the source trees (relative to the repository) that import it."""
+
+    package: str
+    callers: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    """Trees below the callers that are left out (another package's own tests)."""
+    architecture: str = ""
+    """The package's architecture doc, whose module table must name every module."""
+
+
+LAYOUTS = [
+    Layout(
+        "parity",
+        callers=("tests", "bench"),
+        exclude=("tests/plus",),
+        architecture="parity/ARCHITECTURE.md",
+    ),
+    Layout(
+        "acp_plus",
+        callers=("tests/plus",),
+        exclude=(),
+        architecture="acp_plus/ARCHITECTURE.md",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+    """Dotted name, e.g. `parity.view.normalize` (a package's `__init__` is the package)."""
+    path: Path
+    tree: ast.Module
+    lines: int
+
+    @property
+    def is_package(self) -> bool:
+        return self.path.name == "__init__.py"
+
+
+def load_modules(base: Path, package: str) -> dict[str, Module]:
+    """Every module of `package`, which lives at `base / package`."""
+    out: dict[str, Module] = {}
+    for path in sorted((base / package).rglob("*.py")):
+        parts = path.relative_to(base).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        text = path.read_text(encoding="utf-8")
+        out[name] = Module(name, path, ast.parse(text, str(path)), len(text.splitlines()))
+    return out
+
+
+def source_files(base: Path, trees: tuple[str, ...], exclude: tuple[str, ...]) -> list[Path]:
+    skip = [base / e for e in exclude]
+    return [
+        path
+        for tree in trees
+        for path in sorted((base / tree).rglob("*.py"))
+        if not any(path.is_relative_to(s) for s in skip)
+    ]
+
+
+@dataclass(frozen=True)
+class Import:
+    line: int
+    module: str
+    """The imported module, resolved: `from a.b import c` names `a.b.c` when that is a
+    module, else `a.b` (with `c` in `names`)."""
+    names: tuple[tuple[str, str], ...] = ()
+    """(name, bound as) of a `from` import of names (not of submodules)."""
+
+
+def _absolute(node: ast.ImportFrom, current: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = current.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imports_of(
+    tree: ast.Module, current: str, is_package: bool, known: set[str]
+) -> Iterator[Import]:
+    """Every import in `tree` (anywhere in it) of a module in `known`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in known:
+                    yield Import(node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            source = _absolute(node, current, is_package)
+            names = []
+            for alias in node.names:
+                if f"{source}.{alias.name}" in known:
+                    yield Import(node.lineno, f"{source}.{alias.name}")
+                else:
+                    names.append((alias.name, alias.asname or alias.name))
+            if names and source in known:
+                yield Import(node.lineno, source, tuple(names))
+
+
+def import_graph(modules: dict[str, Module]) -> dict[str, set[str]]:
+    known = set(modules)
+    return {
+        name: {i.module for i in imports_of(m.tree, name, m.is_package, known)} - {name}
+        for name, m in modules.items()
+    }
+
+
+def folder_of(name: str, package: str) -> str:
+    """`parity.view.normalize` -> `parity.view`; `parity.config` -> `parity.config`."""
+    parts = name.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else package
+
+
+def folder_graph(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        here = folder_of(name, package)
+        node = out.setdefault(here, set())
+        # The package root's own __init__ is no folder in the flow.
+        node |= {folder_of(t, package) for t in targets} - {here, package}
+    out.pop(package, None)
+    return out
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def oversized(modules: dict[str, Module], limit: int = MAX_LINES) -> list[str]:
+    return [f"{m.path}: {m.lines} lines" for m in modules.values() if m.lines > limit]
+
+
+def _declared(tree: ast.Module) -> set[str]:
+    """The names in a module's `__all__`."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                value = node.value
+                if isinstance(value, ast.List | ast.Tuple):
+                    return {e.value for e in value.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
+def _used_names(tree: ast.Module) -> set[str]:
+    """Every name the module reads, also inside string annotations."""
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                expr = ast.parse(node.value, mode="eval")
+            except (SyntaxError, ValueError):  # not code; ValueError: a lone surrogate
+                continue
+            used |= {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    return used
+
+
+def _bound_by_imports(tree: ast.Module) -> Iterator[tuple[int, str, str, str]]:
+    """(line, module, name, bound as) for every name an import statement binds."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, alias.name, alias.asname or alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            for alias in node.names:
+                yield node.lineno, node.module or ".", alias.name, alias.asname or alias.name
+
+
+def pass_throughs(modules: dict[str, Module]) -> list[str]:
+    """`from m import x as x` re-exports, and names a module imports but never uses
+    (a package `__init__` may import the names of its `__all__`)."""
+    out = []
+    for m in modules.values():
+        used = _used_names(m.tree)
+        declared = _declared(m.tree) if m.is_package else set()
+        for line, source, name, bound in _bound_by_imports(m.tree):
+            where = f"{m.path}:{line}"
+            if name == bound and name != "*" and _is_redundant_alias(m.tree, line, name):
+                out.append(f"{where}: `from {source} import {name} as {name}` re-exports")
+            elif bound not in used and bound not in declared:
+                out.append(f"{where}: imports {name!r} from {source} only to pass it on")
+    return out
+
+
+def _is_redundant_alias(tree: ast.Module, line: int, name: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom) and node.lineno == line:
+            return any(a.name == name and a.asname == name for a in node.names)
+    return False
+
+
+def surfaces(modules: dict[str, Module]) -> dict[str, set[str]]:
+    """Package -> the names its `__init__` offers without defining them."""
+    out: dict[str, set[str]] = {}
+    for m in modules.values():
+        if not m.is_package:
+            continue
+        defined = {
+            n.name
+            for n in m.tree.body
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        }
+        imported = {bound for _, _, _, bound in _bound_by_imports(m.tree)}
+        offered = (_declared(m.tree) | imported) - defined - {"TYPE_CHECKING", "surface"}
+        if offered:
+            out[m.name] = offered
+    return out
+
+
+def surface_imports(modules: dict[str, Module], callers: list[Path], base: Path) -> list[str]:
+    """Imports of a name through a package's surface instead of its defining module."""
+    offered = surfaces(modules)
+    known = set(modules)
+    files = [(m.path, m.name, m.is_package, m.tree) for m in modules.values()]
+    for path in callers:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        files.append((path, path.relative_to(base).with_suffix("").as_posix(), False, tree))
+    out = []
+    for path, name, is_package, tree in files:
+        for imp in imports_of(tree, name, is_package, known):
+            through = offered.get(imp.module, set()) & {n for n, _ in imp.names}
+            if through and imp.module != name:
+                names = ", ".join(sorted(through))
+                out.append(f"{path}:{imp.line}: {names} from {imp.module}, not its defining module")
+    return out
+
+
+def documented_modules(doc: str) -> set[str]:
+    """The files the `## Modules` table names: the first cell of each row, where a name
+    without a folder (`` `b.py` `` after `` `pkg/a.py` ``) is in the folder of the first."""
+    out: set[str] = set()
+    section = doc.partition("\n## Modules\n")[2].partition("\n## ")[0]
+    for line in section.splitlines():
+        if not line.startswith("| `"):
+            continue
+        names = re.findall(r"`([^`]+)`", line.split("|")[1])
+        folder = names[0].rpartition("/")[0] if names else ""
+        for name in names:
+            out.add(name if "/" in name or not folder else f"{folder}/{name}")
+    return out
+
+
+def undocumented(base: Path, package: str, doc: str) -> tuple[list[str], list[str]]:
+    """(modules the table does not name, names in the table that are not files)."""
+    files = {
+        p.relative_to(base / package).as_posix()
+        for p in (base / package).rglob("*")
+        if p.is_file()
+        and p.suffix in (".py", ".toml", ".mjs", ".json")
+        and p.name not in ("__init__.py", "__main__.py")
+    }
+    named = documented_modules(doc)
+    return sorted(files - named), sorted(n for n in named if not (base / package / n).exists())
+
+
+# -- the checks, shown to fail on packages that break each rule ---------------------------
+
+
+def _package(base: Path, files: dict[str, str]) -> dict[str, Module]:
+    for rel, text in files.items():
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return load_modules(base, "pkg")
+
+
+def test_a_module_cycle_is_found_also_through_lazy_and_type_checking_imports(
+    tmp_path: Path,
+) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from pkg.b import f\nx = f\n",
+            "pkg/b.py": "def f():\n    from pkg import c\n    return c\n",
+            "pkg/c.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n"
+            ),
+            "pkg/d.py": "from pkg.a import x\ny = x\n",
+        },
+    )
+    assert cycles(import_graph(modules)) == [["pkg.a", "pkg.b", "pkg.c"]]
+
+
+def test_a_folder_cycle_is_found_without_a_module_cycle(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/up/__init__.py": "",
+            "pkg/up/one.py": "from pkg.down.two import y\nx = y\n",
+            "pkg/up/three.py": "z = 3\n",
+            "pkg/down/__init__.py": "",
+            "pkg/down/two.py": "y = 2\n",
+            "pkg/down/four.py": "from pkg.up.three import z\nw = z\n",
+        },
+    )
+    graph = import_graph(modules)
+    assert cycles(graph) == []
+    assert cycles(folder_graph(graph, "pkg")) == [["pkg.down", "pkg.up"]]
+
+
+def test_re_exports_and_names_only_passed_on_are_found(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg.a import f, g\n__all__ = ['f']\n",
+            "pkg/a.py": "def f(): ...\ndef g(): ...\n",
+            "pkg/b.py": "from pkg.a import f as f\n",
+            "pkg/c.py": "from pkg.a import g\n",
+            "pkg/d.py": "from pkg.a import f, g\nx: 'g' = f()\n",
+        },
+    )
+    found = pass_throughs(modules)
+    assert [line.split(": ", 1)[1] for line in found] == [
+        "imports 'g' from pkg.a only to pass it on",
+        "`from pkg.a import f as f` re-exports",
+        "imports 'g' from pkg.a only to pass it on",
+    ]
+    assert [Path(line.split(":")[0]).name for line in found] == ["__init__.py", "b.py", "c.py"]
+
+
+def test_imports_through_a_package_surface_are_found(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg.a import f\n__all__ = ['f']\n",
+            "pkg/a.py": "def f(): ...\n",
+            "pkg/b.py": "from pkg import a\nfrom pkg.a import f\nx = (a, f)\n",
+        },
+    )
+    caller = tmp_path / "tests" / "test_x.py"
+    caller.parent.mkdir()
+    caller.write_text("from pkg import f\nfrom pkg.a import f as g\n")
+    assert surface_imports(modules, [caller], tmp_path) == [
+        f"{caller}:1: f from pkg, not its defining module"
+    ]
+
+
+def test_a_module_missing_from_the_architecture_table_is_found(tmp_path: Path) -> None:
+    _package(
+        tmp_path, {"pkg/__init__.py": "", "pkg/a/one.py": "", "pkg/a/two.py": "", "pkg/b.py": ""}
+    )
+    doc = (
+        "# pkg\n\n## Modules\n\n| module | job |\n|---|---|\n"
+        "| `a/one.py`, `gone.py` | ... |\n| `b.py` | ... |\n\n## Elsewhere\n\n| `a/two.py` |\n"
+    )
+    assert undocumented(tmp_path, "pkg", doc) == (["a/two.py"], ["a/gone.py"])
+
+
+def test_an_oversized_module_is_found(tmp_path: Path) -> None:
+    modules = _package(tmp_path, {"pkg/__init__.py": "", "pkg/big.py": "x = 1\n" * 401})
+    assert oversized(modules) == [f"{tmp_path / 'pkg/big.py'}: 401 lines"]
+
+
+# -- the rules, for each layout -----------------------------------------------------------
+
+
+@pytest.fixture(params=LAYOUTS, ids=lambda layout: layout.package)
+def layout(request: pytest.FixtureRequest) -> Layout:
+    chosen: Layout = request.param
+    return chosen
+
+
+@pytest.fixture
+def modules(layout: Layout) -> dict[str, Module]:
+    return load_modules(ROOT, layout.package)
+
+
+def test_no_module_is_oversized(modules: dict[str, Module]) -> None:
+    assert oversized(modules) == []
+
+
+def test_no_import_cycle(modules: dict[str, Module]) -> None:
+    assert cycles(import_graph(modules)) == []
+
+
+def test_the_folders_import_each_other_in_one_direction(
+    layout: Layout, modules: dict[str, Module]
+) -> None:
+    assert cycles(folder_graph(import_graph(modules), layout.package)) == []
+
+
+def test_no_pass_through_import(modules: dict[str, Module]) -> None:
+    assert pass_throughs(modules) == []
+
+
+@pytest.mark.parametrize(
+    "documented", [x for x in LAYOUTS if x.architecture], ids=lambda x: x.package
+)
+def test_the_architecture_doc_names_every_module(documented: Layout) -> None:
+    layout = documented
+    doc = (ROOT / layout.architecture).read_text(encoding="utf-8")
+    assert undocumented(ROOT, layout.package, doc) == ([], [])
+
+
+def test_callers_import_from_the_defining_module(
+    layout: Layout, modules: dict[str, Module]
+) -> None:
+    callers = source_files(ROOT, layout.callers, layout.exclude)
+    assert surface_imports(modules, callers, ROOT) == []
