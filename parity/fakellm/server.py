@@ -229,6 +229,11 @@ class FakeLLM:
             self._mcp = mcp
         return self._mcp.entry(run_id)
 
+    def in_flight(self, run_id: str) -> int:
+        """In-flight requests of a run (0 for an unknown run)."""
+        run = self._runs.get(run_id)
+        return 0 if run is None else run.in_flight
+
     def close_run(self, run_id: str) -> None:
         """Forget a run and end its in-flight requests. Unknown ids are ignored."""
         run = self._runs.pop(run_id, None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
@@ -91,8 +92,17 @@ class FakeLLMThread:
         entry: dict[str, Any] = self._call_async(self._server.mcp_http_entry(run_id))
         return entry
 
-    def close_run(self, run_id: str) -> None:
-        """`FakeLLM.close_run`, run on the server's loop."""
+    def close_run(self, run_id: str, grace: float = 0.0) -> None:
+        """`FakeLLM.close_run`, run on the server's loop, after up to `grace` seconds
+        for the run's in-flight requests to end by themselves.
+
+        The runner closes a run once the agent has exited. Its sockets close with it, but
+        the server notices each disconnect a moment later, on its own thread: without the
+        grace, a request the agent did close would race that notice and be recorded as
+        left open (`run closed`)."""
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline and self._call(lambda: self._server.in_flight(run_id)):
+            time.sleep(0.01)
         self._call(lambda: self._server.close_run(run_id))
 
     def __enter__(self) -> FakeLLMThread:

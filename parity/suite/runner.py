@@ -90,6 +90,10 @@ def make_launcher(
     return make_launch
 
 
+CLOSE_GRACE = 1.0
+"""Seconds the fake LLM gets to notice that an exited agent's requests are closed."""
+
+
 class Runner:
     """Runs scenarios against targets; one per process (see the module docstring)."""
 
@@ -177,7 +181,9 @@ class Runner:
                 )
             )
         finally:
-            fake.close_run(run_id)
+            # The agent has exited: what it opened closes with it within the grace; a
+            # request still open after it is held by something the agent left behind.
+            fake.close_run(run_id, grace=CLOSE_GRACE)
         # Machine- and process-specific values that reach the wire (the fake's URL with
         # its port and run id, e.g. in an MCP server entry; the interpreter and checkout
         # paths) are masked like the run's directories, so snapshots are reproducible.

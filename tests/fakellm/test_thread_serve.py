@@ -194,3 +194,33 @@ def test_thread_with_mcp_http_leaves_no_pending_task(caplog: pytest.LogCaptureFi
         assert asyncio.run(list_names(entry["url"])) == ["echo"]
     gc.collect()  # a pending task left on the closed loop would be reported now
     assert "Task was destroyed" not in caplog.text
+
+
+def test_close_run_gives_a_closed_client_time_to_be_noticed() -> None:
+    """The runner closes a run right after the agent exits. A request the client closed
+    just before is an abort, not a request left open; one still held after the grace
+    is cut and recorded as `run closed`."""
+    import socket
+    import time
+
+    with FakeLLMThread() as fake:
+        for name, close_first in (("quit", True), ("held", False)):
+            run = fake.open_run(name, llm=[{"text": "p", "then": "hang"}], tools=[], catalog={})
+            host, port = run.base_url.split("//")[1].split("/")[0].split(":")
+            body = json.dumps({"messages": []}).encode()
+            sock = socket.create_connection((host, int(port)))
+            path = f"/runs/{name}/stream"
+            head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            sock.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            deadline = time.monotonic() + 5
+            while not run.requests and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if close_first:
+                sock.close()  # the agent exits: its socket closes with it
+            fake.close_run(name, grace=1.0)
+            rec = run.requests[0]
+            if close_first:
+                assert rec.aborted and rec.problem is None
+            else:
+                assert rec.problem == "run closed" and not rec.aborted
+                sock.close()
