@@ -6,7 +6,7 @@ Each round times two things back to back, so drift hits both alike:
 - `raw`: the agent's own time. A minimal blocking client spawns the echo fixture
   agent, writes initialize / session/new / session/prompt, reads each answer, closes
   stdin and waits for the exit. Nothing is recorded.
-- `driver`: `run_scenario` with the same three steps: run directory, scrubbed env,
+- `driver`: `run_scenario` with the same three steps: run directory, allow-listed env,
   process group, every frame recorded, shutdown ladder, directory removed.
 The overhead is the difference of the medians; the goal is at most 30 ms. Wall
 times move with machine load, so the harness process's own CPU time per run (agent

@@ -1,4 +1,4 @@
-"""Agent processes: a scrubbed environment, their own process group, a shutdown ladder.
+"""Agent processes: an allow-listed environment, their own process group, a shutdown ladder.
 
 Every agent runs as the leader of a new session (`start_new_session=True`), so the
 whole tree it starts can be signalled at once through its process group. The ladder
@@ -13,13 +13,12 @@ import asyncio
 import atexit
 import contextlib
 import os
-import re
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from parity.driver import jsonrpc
+from parity.driver import jsonrpc, orphans
 from parity.transcript import ProcessRecord
 
 STDERR_TAIL = 8 * 1024
@@ -27,41 +26,32 @@ STDERR_TAIL = 8 * 1024
 EXIT_POLL = 0.02
 """Seconds between checks of a process's return code while its pipes stay open."""
 
-_SECRET_WORDS = re.compile(
-    r"SECRET|PASSW(OR)?D|CREDENTIAL|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|AUTH|COOKIE",
-    re.IGNORECASE,
-)
-_SECRET_PREFIXES = ("AWS_", "AZURE_", "GCP_", "GOOGLE_", "OPENAI_", "ANTHROPIC_", "DEEPSEEK_")
+PASSED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL"})
+"""Inherited variables an agent gets: what a process needs to run (find programs, pick
+a locale, a time zone and a terminal, know its user). Everything else, credentials and
+proxies included, stays with the harness; a target's own `env` adds what it needs."""
+PASSED_PREFIXES = ("LC_",)
+"""Inherited variable families passed as a whole (the locale categories)."""
 
 
-def looks_secret(name: str) -> bool:
-    """Whether an environment variable name looks like it carries a credential.
-
-    Errs on the side of dropping: an agent under test must never reach a real provider
-    with a real key, and the few harmless names this catches (SSH_AUTH_SOCK) are not
-    needed by an agent running against a fake LLM.
-    """
-    upper = name.upper()
-    return (
-        bool(_SECRET_WORDS.search(upper))
-        or upper.endswith(("_KEY", "_KEYS"))
-        or upper in ("KEY", "PASSWORD")
-        or upper.startswith(_SECRET_PREFIXES)
-    )
+def passed(name: str) -> bool:
+    """Whether an inherited variable reaches agents (see `PASSED_NAMES`)."""
+    return name in PASSED_NAMES or name.startswith(PASSED_PREFIXES)
 
 
-def scrub_env(base: Mapping[str, str]) -> dict[str, str]:
-    """`base` without credential-looking variables (see `looks_secret`)."""
-    return {k: v for k, v in base.items() if not looks_secret(k)}
+def allowed_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` reduced to the allow-list: an allow-list, not a deny-list, because no
+    pattern recognises every credential name (DATABASE_URL, SENTRY_DSN, CI_JOB_JWT)."""
+    return {k: v for k, v in base.items() if passed(k)}
 
 
 def agent_env(
     base: Mapping[str, str], home: Path, tmp: Path, launch_env: Mapping[str, str]
 ) -> dict[str, str]:
-    """The environment an agent gets: `base` scrubbed, a private HOME, XDG dirs and
-    TMPDIR inside the run, then the launch's own variables (which may set anything,
-    a fake API key included)."""
-    env = scrub_env(base)
+    """The environment an agent gets: the allow-listed part of `base`, a private HOME,
+    XDG dirs and TMPDIR inside the run, then the launch's own variables (which may set
+    anything, a fake API key included)."""
+    env = allowed_env(base)
     env.update(
         {
             "HOME": str(home),
@@ -99,6 +89,7 @@ def kill_registered_groups() -> None:
     for pgid in sorted(_live_groups):
         _kill_group(pgid, signal.SIGKILL)
     _live_groups.clear()
+    orphans.end_adopted()
 
 
 def group_members(pgid: int) -> list[int]:
@@ -243,6 +234,9 @@ class AgentProcess:
             deadline = asyncio.get_running_loop().time() + ladder.kill
             while group_members(self.pid) and asyncio.get_running_loop().time() < deadline:
                 await asyncio.sleep(0.01)
+        # Descendants that left the group (a double fork into a new session) were
+        # re-parented to the harness, the subreaper: end them too (docs/driver.md).
+        orphans.end_adopted()
         if self._stderr_task is not None:
             # A child outside the group can hold stderr open; do not wait on it forever.
             with contextlib.suppress(TimeoutError):
@@ -252,6 +246,7 @@ class AgentProcess:
         rc = self.proc.returncode
         if rc is not None:
             _live_groups.discard(self.pid)
+            orphans.release(self.pid)
             if rc < 0:
                 self.record.signal = -rc
             else:
@@ -277,8 +272,11 @@ class AgentProcess:
 async def spawn(argv: list[str], env: Mapping[str, str], cwd: Path) -> AgentProcess:
     """Start an agent as the leader of its own process group, pipes on stdio.
 
-    Raises OSError when the program cannot be started (missing binary, not executable).
+    It dies with the harness (a parent-death signal), and the harness is the subreaper
+    of whatever it leaves behind (`parity.driver.orphans`). Raises OSError when the
+    program cannot be started (missing binary, not executable).
     """
+    orphans.become_subreaper()
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -287,9 +285,11 @@ async def spawn(argv: list[str], env: Mapping[str, str], cwd: Path) -> AgentProc
         env=dict(env),
         cwd=str(cwd),
         start_new_session=True,
+        preexec_fn=orphans.die_with_parent,
         limit=jsonrpc.FRAME_LIMIT,
     )
     _live_groups.add(proc.pid)
+    orphans.claim(proc.pid)
     agent = AgentProcess(proc, ProcessRecord(argv=list(argv), pid=proc.pid))
     agent._stderr_task = asyncio.get_running_loop().create_task(agent._drain_stderr())
     return agent

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from parity.driver import jsonrpc
+from parity.driver import jsonrpc, orphans
 
 
 @dataclass
@@ -97,6 +97,7 @@ class Terminals:
         except OSError as exc:
             return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
         limit = params.get("outputByteLimit")
+        orphans.claim(proc.pid)  # started here: never taken for an agent's orphan
         term = _Terminal(proc, limit if isinstance(limit, int) else None)
         term.pump = asyncio.get_running_loop().create_task(_pump(term))
         self.created += 1
@@ -114,6 +115,7 @@ class Terminals:
         for term in terms:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(term.proc.wait(), 2.0)
+            orphans.release(term.proc.pid)
             if term.pump is not None:
                 term.pump.cancel()
                 await asyncio.gather(term.pump, return_exceptions=True)

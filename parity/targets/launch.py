@@ -34,7 +34,7 @@ class Launch:
     argv: Sequence[str]
     env: Mapping[str, str]
     """The target's own variables; the driver builds the rest of the agent's environment
-    (scrubbed of credentials, private HOME, XDG dirs and TMPDIR) around them."""
+    (the allow-listed inherited variables, private HOME, XDG dirs and TMPDIR) around them."""
     cwd: Path | None = None
     """The agent's working directory; None: the run's workdir."""
     files: Mapping[str, str] = field(default_factory=dict)
@@ -84,7 +84,7 @@ def plan(
     `{builtin_tools}` placeholder, `true`/`false`; native's composition).
 
     `env` holds only the target's own variables: the driver builds the rest of the
-    agent's environment (scrubbed of credentials, private HOME, XDG dirs and TMPDIR).
+    agent's environment (allow-listed inherited variables, private HOME, XDG dirs and TMPDIR).
     `catalog` is the scenario's parity-stream catalog (a launcher picks its route there).
     """
     values = static_values(repo) | {

@@ -1,0 +1,120 @@
+"""Descendants that leave an agent's process group, and agents whose harness dies.
+
+An agent may daemonize a child: double-fork it into a new session (`setsid`), so
+killing the agent's process group misses it. The harness makes itself a child
+subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, Linux): such an orphan is then re-parented
+to the harness instead of init, and `adopted()` finds it as a child the harness never
+started itself. `spawn` registers the processes it starts (`claim`) so they are never
+mistaken for orphans. Each agent also gets a parent-death signal (`PR_SET_PDEATHSIG`
+SIGKILL), so a `kill -9` of the harness takes its agents with it.
+
+Elsewhere than Linux every function here is a harmless no-op.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import time
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+_claimed: set[int] = set()
+_subreaper = False
+
+
+def _prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return int(libc.prctl(option, value, 0, 0, 0)) == 0
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of everything it starts (once)."""
+    global _subreaper
+    if not _subreaper:
+        _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    return _subreaper
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` for an agent: SIGKILL it when the harness's spawning thread ends.
+
+    The signal follows the thread that forked, which is the event loop's; a harness
+    that is SIGKILLed loses every thread at once, which is the case this is for."""
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def claim(pid: int) -> None:
+    """Record a process the harness started itself (an agent, a client terminal)."""
+    _claimed.add(pid)
+
+
+def release(pid: int) -> None:
+    _claimed.discard(pid)
+
+
+def _stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, ppid, session id) of `pid` from /proc, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    # The command name is parenthesised and may contain spaces: split after it.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[0].decode(), int(fields[1]), int(fields[4])
+
+
+def adopted() -> list[int]:
+    """Children of this process it did not start: descendants of agents (or of their
+    terminals) that were orphaned and re-parented to the subreaper.
+
+    A child in the harness's own session is one the harness started with a plain
+    `subprocess` call (pytest, `parity` itself), never an agent's: agents and
+    terminals run in sessions of their own."""
+    if not _subreaper:
+        return []
+    me = os.getpid()
+    own_session = os.getsid(0)
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in _claimed:
+            continue
+        info = _stat(int(entry))
+        if info is not None and info[1] == me and info[2] != own_session:
+            found.append(int(entry))
+    return found
+
+
+def end_adopted(timeout: float = 2.0) -> int:
+    """SIGKILL and reap every adopted orphan (zombies included), again for the children
+    each one leaves (they are re-parented here in turn); how many there were."""
+    total = 0
+    deadline = time.monotonic() + timeout
+    while (pids := adopted()) and time.monotonic() < deadline:
+        _kill_and_reap(pids, deadline)
+        total += len(pids)
+    return total
+
+
+def _kill_and_reap(pids: list[int], deadline: float) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        # Reaping is ours to do: nobody else waits for a process it never started.
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            time.sleep(0.005)

@@ -1,0 +1,86 @@
+"""Nothing an agent starts outlives the run, and nothing outlives a SIGKILLed harness:
+checked in /proc by a unique marker in argv, not assumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+from tests.support.driver import AGENTS, BASIC, run, st
+
+
+def with_marker(marker: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose argv contains `marker`."""
+    found: list[int] = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes()
+            state = Path(f"/proc/{entry}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in argv and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+def wait_none(marker: str, timeout: float) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while (left := with_marker(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+async def test_a_daemonized_child_outside_the_group_is_ended() -> None:
+    marker = f"daemon-{uuid.uuid4().hex}"
+    t = await run(
+        [*BASIC, st("prompt", session="s1", text="hi")],
+        "daemonizes_child",
+        env={"DAEMON_MARKER": marker},
+    )
+    assert "daemon detached" in t.processes[0].stderr_tail  # it did start one
+    assert t.steps[2].response["result"] == {"stopReason": "end_turn"}
+    assert wait_none(marker, 2.0) == []
+
+
+HARNESS = """\
+import asyncio, sys
+sys.path[:0] = [{root!r}]
+from tests.support.driver import BASIC, run, st
+asyncio.run(run([*BASIC, st("prompt", session="s1", text="hi")], "hangs_mid_prompt",
+                launch={{"argv": None}} if False else None,
+                env={{"HANG_MARKER": {marker!r}}}, timeouts={{"response": 600}}))
+"""
+
+
+def test_a_sigkilled_harness_leaves_no_agent(tmp_path: Path) -> None:
+    marker = f"hang-{uuid.uuid4().hex}"
+    root = str(Path(__file__).resolve().parents[2])
+    script = tmp_path / "harness.py"
+    # The agent's argv carries the marker through a copy of the fixture named after it.
+    agent = AGENTS / "hangs_mid_prompt.py"
+    script.write_text(textwrap.dedent(HARNESS).format(root=root, marker=marker))
+    harness = subprocess.Popen(
+        [sys.executable, str(script)],
+        env={**os.environ, "PARITY_TEST_AGENT_ARG": marker},
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not with_marker(marker) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert with_marker(marker), "the agent never started"
+        os.kill(harness.pid, signal.SIGKILL)
+        harness.wait()
+        assert wait_none(marker, 3.0) == []
+    finally:
+        for pid in with_marker(marker):
+            os.kill(pid, signal.SIGKILL)
+    assert agent.exists()
