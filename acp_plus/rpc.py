@@ -178,7 +178,12 @@ class Connection:
             log.warning("discarded an incoming frame over %d bytes", line.limit)
             self._spawn(self._send(error_frame(None, frame_too_large(line.limit))))
         elif line.strip():
-            self._receive(line)
+            try:
+                self._receive(line)
+            except Exception:
+                # The docstring's promise: no line ends the loop. A bug in handling one
+                # frame is logged, and the next frame is served.
+                log.exception("an incoming frame could not be handled")
 
     def _receive(self, line: bytes) -> None:
         message = classify(line)
@@ -205,7 +210,8 @@ class Connection:
             self._spawn(self._request(message, ctx))
 
     def _cancel_request(self, params: Any) -> None:
-        if isinstance(params, dict) and valid_id(params.get("requestId")):
+        # `"requestId": null` is a valid id (and cancels nothing); a missing key is not one.
+        if isinstance(params, dict) and "requestId" in params and valid_id(params["requestId"]):
             ctx = self._active.get(_id_key(params["requestId"]))
             if ctx is not None:
                 ctx.aborted.set()

@@ -21,12 +21,11 @@ if HERE not in sys.path:
 from plus_agent import WorldFactory, make_world  # noqa: E402
 from plus_stream_server import ParityServer  # noqa: E402
 
-from parity.fakellm import FakeLLM  # noqa: E402
 from parity.fakellm.thread import FakeLLMThread  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def fake() -> Iterator[FakeLLMThread]:
+def fake_thread() -> Iterator[FakeLLMThread]:
     """One fake LLM server (in its own thread) for the whole session; each test opens its
     own run. For tests that spawn the real acp-plus process."""
     server = FakeLLMThread()
@@ -38,20 +37,9 @@ def fake() -> Iterator[FakeLLMThread]:
 
 
 @pytest.fixture
-def world(fake: FakeLLMThread, tmp_path: Path) -> WorldFactory:
+def world(fake_thread: FakeLLMThread, tmp_path: Path) -> WorldFactory:
     """Make a `World`: `world(llm=[...], tools=[...], extra_config="...")`."""
-    return make_world(fake, tmp_path)
-
-
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeLLM]:
-    """The harness's fake LLM on this test's event loop, for in-process provider tests."""
-    server = FakeLLM()
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
+    return make_world(fake_thread, tmp_path)
 
 
 @pytest.fixture

@@ -282,8 +282,8 @@ def _open(fake: FakeLLM, name: str, llm: list[dict[str, Any]]) -> Any:
     return fake.open_run(name, llm=copy.deepcopy(llm), tools=[], catalog=DEFAULT_CATALOG)
 
 
-async def test_script_exhausted_is_the_servers_error_text_never_retried(fake_llm: FakeLLM) -> None:
-    run = _open(fake_llm, "ps", [])
+async def test_script_exhausted_is_the_servers_error_text_never_retried(fake: FakeLLM) -> None:
+    run = _open(fake, "ps", [])
     failure = _failure(await _collect(ParityStreamProvider(run.base_url, retries=3)))
     assert failure == {
         "message": "script exhausted",
@@ -291,7 +291,7 @@ async def test_script_exhausted_is_the_servers_error_text_never_retried(fake_llm
     }
     assert _model_calls(run) == 1  # a protocol failure is never retried, whatever `retries`
 
-    run = _open(fake_llm, "chat", [])
+    run = _open(fake, "chat", [])
     failure = _failure(await _collect(_chat(f"{run.base_url}/v1", max_retries=0)))
     assert failure == {
         "message": "provider mock (openai-chat): HTTP 409: script exhausted",
@@ -300,20 +300,20 @@ async def test_script_exhausted_is_the_servers_error_text_never_retried(fake_llm
     assert _model_calls(run) == 1
 
 
-async def test_openai_chat_retries_is_the_sdks_retry_count(fake_llm: FakeLLM) -> None:
+async def test_openai_chat_retries_is_the_sdks_retry_count(fake: FakeLLM) -> None:
     # The default (2) is what scenarios/providers/script-exhausted declares: three calls.
-    run = _open(fake_llm, "chat", [])
+    run = _open(fake, "chat", [])
     provider = _chat(f"{run.base_url}/v1")
     assert provider.config.max_retries == 2
     _failure(await _collect(provider))
     assert _model_calls(run) == 3
 
 
-async def test_openai_chat_sends_max_tokens_only_when_set(fake_llm: FakeLLM) -> None:
+async def test_openai_chat_sends_max_tokens_only_when_set(fake: FakeLLM) -> None:
     text = [{"text": "hi"}]
-    run = _open(fake_llm, "set", text)
+    run = _open(fake, "set", text)
     await _collect(_chat(f"{run.base_url}/v1", max_tokens=64, max_retries=0))
-    run_unset = _open(fake_llm, "unset", text)
+    run_unset = _open(fake, "unset", text)
     await _collect(_chat(f"{run_unset.base_url}/v1", max_retries=0))
     (sent,) = [r.body for r in run.requests if r.path == "/v1/chat/completions"]
     (unset,) = [r.body for r in run_unset.requests if r.path == "/v1/chat/completions"]
@@ -341,20 +341,20 @@ async def _stalls(provider: Any, run: Any, api: str) -> None:
     assert calls[0].aborted
 
 
-async def test_a_hanging_parity_stream_fails_after_the_idle_timeout(fake_llm: FakeLLM) -> None:
-    run = _open(fake_llm, "hang", HANG)
+async def test_a_hanging_parity_stream_fails_after_the_idle_timeout(fake: FakeLLM) -> None:
+    run = _open(fake, "hang", HANG)
     await _stalls(ParityStreamProvider(run.base_url, stream_idle_timeout=0.3), run, "parity-stream")
 
 
-async def test_a_hanging_chat_stream_fails_after_the_idle_timeout(fake_llm: FakeLLM) -> None:
-    run = _open(fake_llm, "hang", HANG)
+async def test_a_hanging_chat_stream_fails_after_the_idle_timeout(fake: FakeLLM) -> None:
+    run = _open(fake, "hang", HANG)
     provider = _chat(f"{run.base_url}/v1", stream_idle_timeout=0.3, max_retries=0)
     await _stalls(provider, run, "openai-chat")
 
 
-async def test_slow_consumer_does_not_trip_the_idle_timeout(fake_llm: FakeLLM) -> None:
+async def test_slow_consumer_does_not_trip_the_idle_timeout(fake: FakeLLM) -> None:
     """Only the wait for the provider counts, not the consumer's time between chunks."""
-    run = _open(fake_llm, "slow", [{"text": "abc", "deltas": 3}])
+    run = _open(fake, "slow", [{"text": "abc", "deltas": 3}])
     provider = ParityStreamProvider(run.base_url, stream_idle_timeout=0.2)
     seen = []
     try:
@@ -421,15 +421,15 @@ async def test_parity_stream_request_timeout_and_transport_retries() -> None:
 
 
 async def test_build_runtime_passes_the_config_to_both_providers(
-    fake_llm: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    fake: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from acp_plus.runtime import build_runtime
 
     # build_runtime protects the key variable from tool environments process-wide, so it
     # gets a name of its own (the fake ignores the key).
     monkeypatch.setenv("INSTALL_CONFIG_TEST_KEY", "sk-fake")
-    stream_run = _open(fake_llm, "ps", HANG)
-    chat_run = _open(fake_llm, "chat", HANG)
+    stream_run = _open(fake, "ps", HANG)
+    chat_run = _open(fake, "chat", HANG)
     config = build(
         {
             "providers": {

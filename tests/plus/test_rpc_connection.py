@@ -100,3 +100,25 @@ async def test_outgoing_requests_resolve_and_fail_at_eof() -> None:
         await pending
     with pytest.raises(ConnectionClosed):
         await conn.request("ask", {})
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"requestId": None}, {"other": 1}, [], None, {"requestId": {"nested": 1}}],
+    ids=["no-key", "null-id", "other-key", "array", "none", "object-id"],
+)
+async def test_a_malformed_cancel_request_cancels_nothing_and_the_next_frame_is_served(
+    params: Any,
+) -> None:
+    """Found by the fuzz test (tests/plus/hardening/test_rpc_fuzz.py): `$/cancel_request`
+    with params lacking `requestId` ended the read loop, and acp-plus exited."""
+    reader = asyncio.StreamReader()
+    conn, sink = connection(reader)
+    cancel = {"jsonrpc": "2.0", "method": "$/cancel_request", "params": params}
+    reader.feed_data(json.dumps(cancel).encode() + b"\n")
+    reader.feed_data(b'{"jsonrpc":"2.0","id":7,"method":"after"}\n')
+    reader.feed_eof()
+    await conn.serve()
+    await conn.finish(timeout=1)
+    assert [f["id"] for f in sink.frames] == [7]
+    assert sink.frames[0]["result"]["method"] == "after"

@@ -63,9 +63,9 @@ def _shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 async def test_scenario_4_over_parity_stream_and_openai_chat_commits_the_same(
-    fake_llm: FakeLLM, tmp_path: Path
+    fake: FakeLLM, tmp_path: Path
 ) -> None:
-    stream_run = fake_llm.open_run(
+    stream_run = fake.open_run(
         "ps", llm=copy.deepcopy(SCENARIO_4), tools=[ECHO], catalog=DEFAULT_CATALOG
     )
     host = ParityStreamProvider(stream_run.base_url)
@@ -75,7 +75,7 @@ async def test_scenario_4_over_parity_stream_and_openai_chat_commits_the_same(
     assert await task == {"kind": "completed"}
     await host.aclose()
 
-    chat_run = fake_llm.open_run(
+    chat_run = fake.open_run(
         "chat", llm=copy.deepcopy(SCENARIO_4), tools=[ECHO], catalog=DEFAULT_CATALOG
     )
     chat = OpenAIChatProvider(
@@ -129,9 +129,9 @@ async def test_scenario_4_over_parity_stream_and_openai_chat_commits_the_same(
 
 
 async def test_cancel_of_a_hanging_stream_is_recorded_by_the_fake(
-    fake_llm: FakeLLM, tmp_path: Path
+    fake: FakeLLM, tmp_path: Path
 ) -> None:
-    run = fake_llm.open_run(
+    run = fake.open_run(
         "hang",
         llm=[{"text": "partial", "deltas": 7, "then": "hang"}],
         tools=[],
@@ -155,8 +155,8 @@ async def test_cancel_of_a_hanging_stream_is_recorded_by_the_fake(
     await host.aclose()
 
 
-async def test_provider_failure_from_the_fake(fake_llm: FakeLLM, tmp_path: Path) -> None:
-    run = fake_llm.open_run(
+async def test_provider_failure_from_the_fake(fake: FakeLLM, tmp_path: Path) -> None:
+    run = fake.open_run(
         "err",
         llm=[{"text": "partial", "deltas": 7, "error": {"message": "provider blew up"}}],
         tools=[],
@@ -171,9 +171,9 @@ async def test_provider_failure_from_the_fake(fake_llm: FakeLLM, tmp_path: Path)
     assert [e for e in seen if e["type"] == "assistant/message"] == []
 
 
-async def test_provider_failure_over_openai_chat(fake_llm: FakeLLM, tmp_path: Path) -> None:
+async def test_provider_failure_over_openai_chat(fake: FakeLLM, tmp_path: Path) -> None:
     """A mid-stream error event makes the SDK raise; the turn fails, nothing commits."""
-    run = fake_llm.open_run(
+    run = fake.open_run(
         "chat-err",
         llm=[{"text": "partial", "deltas": 7, "error": {"message": "provider blew up"}}],
         tools=[],

@@ -17,6 +17,6 @@ from parity.fakellm.thread import FakeLLMThread
 
 
 @pytest.fixture
-def world(fake: FakeLLMThread, tmp_path: Path) -> WorldFactory:
+def world(fake_thread: FakeLLMThread, tmp_path: Path) -> WorldFactory:
     """`make_world` with `profile="plus"` unless a test asks otherwise."""
-    return functools.partial(make_world(fake, tmp_path), profile="plus")
+    return functools.partial(make_world(fake_thread, tmp_path), profile="plus")

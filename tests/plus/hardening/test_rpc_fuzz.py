@@ -113,10 +113,10 @@ def _same_id(a: Any, b: Any) -> bool:
 
 
 @pytest.fixture(scope="module")
-def peer(fake: FakeLLMThread, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
+def peer(fake_thread: FakeLLMThread, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Peer]:
     tmp = tmp_path_factory.mktemp("fuzz")
     # Plenty of one-word replies: fuzzed prompts consume them, the final check needs one.
-    w: World = make_world(fake, tmp)(
+    w: World = make_world(fake_thread, tmp)(
         llm=[{"text": "ok"}] * (EXAMPLES * 4), extra_config="mcp_startup_timeout = 1\n"
     )
     with open(w.stderr, "ab") as err:
