@@ -3,8 +3,9 @@
 Each line in either direction becomes a `Frame` of the transcript. Alongside, the
 recording keeps the indexes the step handlers wait on (the `session/update` kinds seen,
 the model requests made, each step's mark) and wakes them through `tick` whenever one
-changes. A runaway agent cannot exhaust memory: frames past `MAX_FRAMES` are only
-counted, and a flood of one problem kind is capped and summarised (`finish`).
+changes. A runaway agent cannot exhaust memory: frames past `MAX_FRAMES`, and unusable
+lines past `MAX_GARBAGE_FRAMES`, are only counted, and a flood of one problem kind is
+capped and summarised (`finish`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from parity.transcript import Direction, Frame, ModelRequest, Transcript
 MAX_FRAMES = 200_000
 """Frames recorded per run; a runaway agent's further lines are drained and counted,
 so it cannot exhaust the harness's memory."""
+MAX_GARBAGE_FRAMES = 200
+"""Unusable lines (not JSON, oversize, JSON that is no JSON-RPC message) recorded as
+frames per run. A garbage printer's later lines are only counted: its view, findings
+and snapshot stay small, and its real answers still get through (the frame limit would
+drop those too)."""
 MAX_PROBLEMS_PER_KIND = 20
 """Garbage lines beyond this many are counted instead of listed one by one."""
 
@@ -36,6 +42,15 @@ def is_model_request(req: ModelRequest) -> bool:
     return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
 
 
+def _unusable(parsed: jsonrpc.Parsed) -> bool:
+    """A line that can never be part of the conversation: no JSON, or a JSON value
+    that is neither a JSON-RPC message nor a batch."""
+    if parsed.error is not None:
+        return True
+    value = parsed.message
+    return jsonrpc.classify(value) == "invalid" and not jsonrpc.is_batch(value)
+
+
 class Recording:
     """What one run has recorded so far (see the module docstring)."""
 
@@ -44,6 +59,8 @@ class Recording:
         self.t0 = time.monotonic()
         self.dropped = 0
         """Lines read after the frame limit (neither recorded nor acted on)."""
+        self.garbage = 0
+        """Unusable lines read; only the first `MAX_GARBAGE_FRAMES` become frames."""
         self.problem_counts: dict[str, int] = {}
         self.updates: dict[str, list[tuple[int, Any]]] = {}
         """sessionUpdate kind -> (frame seq, sessionId) of each such update, in order."""
@@ -67,11 +84,16 @@ class Recording:
 
     def record_in(self, line: jsonrpc.Line, process: int) -> Frame | None:
         """Record a line read from `process`; None past `MAX_FRAMES` (the line is then
-        only counted in `dropped`, so a runaway agent cannot exhaust memory)."""
+        only counted in `dropped`, so a runaway agent cannot exhaust memory) and for
+        unusable lines past `MAX_GARBAGE_FRAMES` (counted in `garbage`)."""
         if len(self.transcript.frames) >= MAX_FRAMES:
             self.dropped += 1
             return None
         parsed = jsonrpc.parse_line(line)
+        if _unusable(parsed):
+            self.garbage += 1
+            if self.garbage > MAX_GARBAGE_FRAMES:
+                return None
         frame = self._append(
             {
                 "direction": "in",
@@ -113,6 +135,12 @@ class Recording:
             self.transcript.problems.append(
                 f"frame limit ({MAX_FRAMES}) reached: {self.dropped} later line(s) from the"
                 " agent were read but not recorded or acted on"
+            )
+        if self.garbage > MAX_GARBAGE_FRAMES:
+            self.transcript.problems.append(
+                f"garbage limit ({MAX_GARBAGE_FRAMES}) reached: "
+                f"{self.garbage - MAX_GARBAGE_FRAMES} later unusable line(s) from the agent"
+                " were counted, not recorded"
             )
         for kind, n in sorted(self.problem_counts.items()):
             if n > MAX_PROBLEMS_PER_KIND:

@@ -29,6 +29,7 @@ from typing import Any
 from parity.driver.answers import inside
 from parity.driver.dispatch import run_steps
 from parity.driver.process import Ladder
+from parity.driver.stale import owned_name, remove_stale
 from parity.driver.state import LlmRun, Run, RunPaths
 from parity.driver.step_errors import INTERRUPTED, ScriptError, StepProblem
 from parity.scenario.model import Scenario
@@ -64,6 +65,17 @@ def wait_for_cleanup() -> None:
         fut.result()
 
 
+_swept = False
+
+
+def _sweep_once() -> None:
+    """At a harness's first run, remove the run directories killed harnesses left."""
+    global _swept
+    if not _swept:
+        _swept = True
+        remove_stale(Path(tempfile.gettempdir()))
+
+
 def make_paths(prefix: str) -> RunPaths:
     """Create a fresh run root with `home`, `workdir` and `tmp` (paths fully resolved,
     so they match what agents report after `realpath`)."""
@@ -86,14 +98,16 @@ async def run_scenario(
 ) -> Transcript:
     """Play `scenario` against the agent `make_launch` describes; return the transcript.
 
-    A fresh run directory holds the agent's HOME, workdir (seeded with the scenario's
-    `files`) and TMPDIR; it is removed afterwards unless `keep_dir` (in a worker
-    thread: `wait_for_cleanup()` waits for that). Agent misbehaviour
+    A fresh run directory (`parity-p<pid>-<run id>-...`, so the next harness can remove
+    it if this one is killed: `parity.driver.stale`) holds the agent's HOME, workdir
+    (seeded with the scenario's `files`) and TMPDIR; it is removed afterwards unless
+    `keep_dir` (in a worker thread: `wait_for_cleanup()` waits for that). Agent misbehaviour
     (timeouts, crashes, garbage, protocol slips) is recorded, never raised. `ladder`
     overrides the shutdown ladder's waits (tests use short ones).
     """
     safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)[:60]
-    paths = make_paths(f"parity-{safe_id}-")
+    _sweep_once()
+    paths = make_paths(owned_name(f"{safe_id}-"))
     transcript = Transcript(
         scenario=scenario.name,
         target=target,

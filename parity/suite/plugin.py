@@ -38,6 +38,7 @@ from typing import Any
 import pytest
 
 from parity.config import Config, find_root, load_config
+from parity.driver.stale import owned_name, remove_stale
 from parity.report.outcome import Outcome
 from parity.suite.collect import ScenarioFile, is_scenario
 from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
@@ -108,7 +109,8 @@ def pytest_configure(config: pytest.Config) -> None:
         cache_dir, owns = Path(workerinput["parity_cache"]), False
     else:
         base = cfg.root / ".cache" / "parity-runs"
-        cache_dir, owns = base / uuid.uuid4().hex[:12], True
+        remove_stale(base)  # caches of sessions that were killed before their cleanup
+        cache_dir, owns = base / owned_name(uuid.uuid4().hex[:12]), True
     select, added = _target_selection(config.getoption("targets", None), cfg)
     state = SessionState(
         config=cfg,

@@ -7,12 +7,11 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 import uuid
 from pathlib import Path
 
-from tests.support.driver import AGENTS, BASIC, run, st
+from tests.support.driver import BASIC, run, st
 
 
 def with_marker(marker: str) -> list[int]:
@@ -40,47 +39,48 @@ def wait_none(marker: str, timeout: float) -> list[int]:
 
 async def test_a_daemonized_child_outside_the_group_is_ended() -> None:
     marker = f"daemon-{uuid.uuid4().hex}"
-    t = await run(
-        [*BASIC, st("prompt", session="s1", text="hi")],
-        "daemonizes_child",
-        env={"DAEMON_MARKER": marker},
-    )
-    assert "daemon detached" in t.processes[0].stderr_tail  # it did start one
-    assert t.steps[2].response["result"] == {"stopReason": "end_turn"}
-    assert wait_none(marker, 2.0) == []
+    try:
+        t = await run(
+            [*BASIC, st("prompt", session="s1", text="hi")],
+            "daemonizes_child",
+            env={"DAEMON_MARKER": marker},
+        )
+        assert "daemon detached" in t.processes[0].stderr_tail  # it did start one
+        assert t.steps[2].response["result"] == {"stopReason": "end_turn"}
+        assert wait_none(marker, 2.0) == []
+    finally:
+        for pid in with_marker(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 HARNESS = """\
 import asyncio, sys
 sys.path[:0] = [{root!r}]
-from tests.support.driver import BASIC, run, st
-asyncio.run(run([*BASIC, st("prompt", session="s1", text="hi")], "hangs_mid_prompt",
-                launch={{"argv": None}} if False else None,
-                env={{"HANG_MARKER": {marker!r}}}, timeouts={{"response": 600}}))
+from parity.driver.run import run_scenario
+from parity.targets.launch import Launch
+from tests.support.driver import AGENTS, BASIC, scenario, st
+
+steps = [*BASIC, st("prompt", session="s1", text="hi")]
+launch = Launch([sys.executable, str(AGENTS / "hangs_mid_prompt.py"), {marker!r}], {{}})
+asyncio.run(run_scenario(scenario(steps, timeouts={{"response": 600, "run": 600}}),
+                         lambda paths: launch, llm_run=None, run_id="x", target="hang"))
 """
 
 
 def test_a_sigkilled_harness_leaves_no_agent(tmp_path: Path) -> None:
     marker = f"hang-{uuid.uuid4().hex}"
-    root = str(Path(__file__).resolve().parents[2])
     script = tmp_path / "harness.py"
-    # The agent's argv carries the marker through a copy of the fixture named after it.
-    agent = AGENTS / "hangs_mid_prompt.py"
-    script.write_text(textwrap.dedent(HARNESS).format(root=root, marker=marker))
-    harness = subprocess.Popen(
-        [sys.executable, str(script)],
-        env={**os.environ, "PARITY_TEST_AGENT_ARG": marker},
-        start_new_session=True,
-    )
+    script.write_text(HARNESS.format(root=str(Path(__file__).resolve().parents[2]), marker=marker))
+    harness = subprocess.Popen([sys.executable, str(script)], start_new_session=True)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 30
         while not with_marker(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert with_marker(marker), "the agent never started"
+        time.sleep(0.3)  # into the hanging prompt
         os.kill(harness.pid, signal.SIGKILL)
         harness.wait()
         assert wait_none(marker, 3.0) == []
     finally:
         for pid in with_marker(marker):
             os.kill(pid, signal.SIGKILL)
-    assert agent.exists()
