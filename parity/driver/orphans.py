@@ -5,8 +5,12 @@ killing the agent's process group misses it. The harness makes itself a child
 subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, Linux): such an orphan is then re-parented
 to the harness instead of init, and `adopted()` finds it as a child the harness never
 started itself. `spawn` registers the processes it starts (`claim`) so they are never
-mistaken for orphans. Each agent also gets a parent-death signal (`PR_SET_PDEATHSIG`
-SIGKILL), so a `kill -9` of the harness takes its agents with it.
+mistaken for orphans, and only processes carrying this harness's mark in their
+environment (`MARK`, set in every agent's and terminal's environment and inherited by
+what they start) are ever ended: a child the host process started itself, in a session
+of its own (a test's subprocess, say), is left alone. Each agent also gets a
+parent-death signal (`PR_SET_PDEATHSIG` SIGKILL), so a `kill -9` of the harness takes
+its agents with it.
 
 Elsewhere than Linux every function here is a harmless no-op.
 """
@@ -23,6 +27,9 @@ import time
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+
+MARK = "PARITY_HARNESS_PID"
+"""Environment variable naming the harness an agent (and so each descendant) belongs to."""
 
 _claimed: set[int] = set()
 _subreaper = False
@@ -49,6 +56,21 @@ def die_with_parent() -> None:
     The signal follows the thread that forked, which is the event loop's; a harness
     that is SIGKILLed loses every thread at once, which is the case this is for."""
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def marked_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with this harness's mark (what `adopted` recognises its orphans by)."""
+    return {**env, MARK: str(os.getpid())}
+
+
+def _carries_mark(pid: int, me: int) -> bool:
+    """Whether `pid`'s environment names this harness (unreadable: not ours)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            environ = fh.read()
+    except OSError:
+        return False
+    return f"{MARK}={me}".encode() in environ.split(b"\0")
 
 
 def claim(pid: int) -> None:
@@ -78,7 +100,8 @@ def adopted() -> list[int]:
 
     A child in the harness's own session is one the harness started with a plain
     `subprocess` call (pytest, `parity` itself), never an agent's: agents and
-    terminals run in sessions of their own."""
+    terminals run in sessions of their own. A child without the mark was started by
+    the host process itself, not by an agent, and is not ours to end either."""
     if not _subreaper:
         return []
     me = os.getpid()
@@ -88,7 +111,12 @@ def adopted() -> list[int]:
         if not entry.isdigit() or int(entry) in _claimed:
             continue
         info = _stat(int(entry))
-        if info is not None and info[1] == me and info[2] != own_session:
+        if (
+            info is not None
+            and info[1] == me
+            and info[2] != own_session
+            and _carries_mark(int(entry), me)
+        ):
             found.append(int(entry))
     return found
 

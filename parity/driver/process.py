@@ -63,7 +63,7 @@ def agent_env(
         }
     )
     env.update(launch_env)
-    return env
+    return orphans.marked_env(env)  # last: a launch cannot remove the harness's mark
 
 
 # --- the safety net -------------------------------------------------------------------

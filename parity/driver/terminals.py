@@ -82,6 +82,7 @@ class Terminals:
         for item in params.get("env") or []:
             if isinstance(item, dict) and isinstance(item.get("name"), str):
                 env[item["name"]] = str(item.get("value", ""))
+        env = orphans.marked_env(env)  # the agent's asks cannot remove the harness's mark
         cwd = params.get("cwd") or str(self.workdir)
         try:
             proc = await asyncio.create_subprocess_exec(

@@ -28,6 +28,7 @@ from typing import Any
 
 from parity.checks.conformance import conformance_findings
 from parity.config import Config
+from parity.driver import orphans
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
@@ -191,6 +192,9 @@ class Runner:
         transcript.paths.setdefault("llm", run.base_url)
         transcript.paths.setdefault("python", sys.executable)
         transcript.paths.setdefault("repo", str(self.config.root))
+        # The mark every agent's environment carries (parity/driver/orphans.py) names
+        # this process: an agent that prints its environment must not make views vary.
+        transcript.paths.setdefault("harness", f"{orphans.MARK}={os.getpid()}")
         return transcript
 
     def result(self, scenario: Scenario, target: str) -> RunResult:

@@ -84,3 +84,26 @@ def test_a_sigkilled_harness_leaves_no_agent(tmp_path: Path) -> None:
     finally:
         for pid in with_marker(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_child_the_host_started_itself_is_not_an_orphan() -> None:
+    """Only processes carrying this harness's mark (every agent's environment has it)
+    are ended: a session-leader child the host process started on its own, such as a
+    test's long-lived subprocess, survives the harness's clean-up."""
+    from parity.driver import orphans
+
+    assert orphans.become_subreaper()
+    marker = f"{uuid.uuid4().int % 10**6:06d}.25"
+    mine = subprocess.Popen(["sleep", marker], start_new_session=True)
+    marked = subprocess.Popen(
+        ["sleep", marker + "1"], start_new_session=True, env=orphans.marked_env(dict(os.environ))
+    )
+    try:
+        orphans.end_adopted(timeout=2.0)
+        assert mine.poll() is None  # not ours: still running
+        # Carries the mark: ended and reaped by the harness (so Popen sees no status).
+        assert not with_marker(marker + "1")
+        marked.wait(5)
+    finally:
+        mine.kill()
+        mine.wait(5)
