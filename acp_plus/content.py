@@ -100,6 +100,23 @@ def render_resource_link(name: str, uri: str) -> str:
     return f"\n[resource_link name={js_string(name)} uri={js_string(uri)}]\n"
 
 
+def text_only(blocks: Any) -> str | None:
+    """The joined text of a non-empty list of text blocks; None when `blocks` is not one
+    (another block type, a text that is not a string). What a slash command and a
+    steering request accept as their prompt."""
+    if not isinstance(blocks, list) or not blocks:
+        return None
+    texts = []
+    for block in blocks:
+        if not (isinstance(block, Mapping) and block.get("type") == "text"):
+            return None
+        text = block.get("text")
+        if not isinstance(text, str):
+            return None
+        texts.append(text)
+    return "".join(texts)
+
+
 def has_visible_text(text: str) -> bool:
     """Whether `text` has a character JavaScript's `trim` would keep."""
     return js_trim(text) != ""

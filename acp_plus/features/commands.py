@@ -16,10 +16,11 @@ again (`acp_plus/features/wiring.py`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from acp_plus.content import text_only
 from acp_plus.core.events import COMMAND_DONE, COMMAND_RUN
 from acp_plus.features import modes
 from acp_plus.js_json import JS_WHITESPACE
@@ -74,17 +75,10 @@ def parse(blocks: Any, commands: Sequence[Command]) -> CommandLine | None:
     JavaScript whitespace is trimmed, and the line must start with `/<name>` followed by
     whitespace or nothing, for a name in `commands`.
     """
-    if not isinstance(blocks, list) or not blocks:
+    joined = text_only(blocks)
+    if joined is None:
         return None
-    texts = []
-    for block in blocks:
-        if not (isinstance(block, Mapping) and block.get("type") == "text"):
-            return None
-        text = block.get("text")
-        if not isinstance(text, str):
-            return None
-        texts.append(text)
-    line = "".join(texts).lstrip(JS_WHITESPACE)
+    line = joined.lstrip(JS_WHITESPACE)
     match = _NAME.match(line)
     if match is None:
         return None

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from acp_plus.content import text_only
 from acp_plus.errors import RpcError, from_exception, invalid_params
 from acp_plus.js_json import js_trim
 
@@ -41,15 +42,5 @@ def steering_text(prompt: Any) -> str | None:
     """The text to inject: a non-empty list of `{type: text, text}` blocks joined with
     nothing between them; None (answer `promptRequired`) for anything else, including
     text that is blank once trimmed."""
-    if not isinstance(prompt, list) or not prompt:
-        return None
-    texts = []
-    for block in prompt:
-        if not (isinstance(block, Mapping) and block.get("type") == "text"):
-            return None
-        text = block.get("text")
-        if not isinstance(text, str):
-            return None
-        texts.append(text)
-    joined = "".join(texts)
-    return joined if js_trim(joined) else None
+    joined = text_only(prompt)
+    return joined if joined is not None and js_trim(joined) else None
