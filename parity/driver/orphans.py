@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import time
+from typing import NamedTuple
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
@@ -82,16 +83,28 @@ def release(pid: int) -> None:
     _claimed.discard(pid)
 
 
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, ppid, session id) of `pid` from /proc, or None when it is gone."""
+class ProcStat(NamedTuple):
+    """The fields of `/proc/<pid>/stat` the harness uses."""
+
+    state: str
+    ppid: int
+    pgrp: int
+    session: int
+
+
+def proc_stat(pid: int) -> ProcStat | None:
+    """`pid`'s state, parent, process group and session from /proc; None when gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
         return None
-    # The command name is parenthesised and may contain spaces: split after it.
+    # The command name is parenthesised and may contain spaces: split after it. What
+    # follows is "state ppid pgrp session tty_nr ...".
     fields = stat[stat.rfind(b")") + 2 :].split()
-    return fields[0].decode(), int(fields[1]), int(fields[4])
+    if len(fields) < 4:
+        return None
+    return ProcStat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]))
 
 
 def adopted() -> list[int]:
@@ -110,11 +123,11 @@ def adopted() -> list[int]:
     for entry in os.listdir("/proc"):
         if not entry.isdigit() or int(entry) in _claimed:
             continue
-        info = _stat(int(entry))
+        info = proc_stat(int(entry))
         if (
             info is not None
-            and info[1] == me
-            and info[2] != own_session
+            and info.ppid == me
+            and info.session != own_session
             and _carries_mark(int(entry), me)
         ):
             found.append(int(entry))

@@ -96,16 +96,8 @@ def group_members(pgid: int) -> list[int]:
     """Pids of live (non-zombie) processes in a process group, read from /proc."""
     members: list[int] = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as fh:
-                stat = fh.read()
-        except OSError:
-            continue
-        # The command name is parenthesised and may contain spaces: split after it.
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+        info = orphans.proc_stat(int(entry)) if entry.isdigit() else None
+        if info is not None and info.state != "Z" and info.pgrp == pgid:
             members.append(int(entry))
     return members
 

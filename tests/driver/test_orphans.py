@@ -107,3 +107,21 @@ def test_a_child_the_host_started_itself_is_not_an_orphan() -> None:
     finally:
         mine.kill()
         mine.wait(5)
+
+
+def test_stat_reads_parent_and_session_not_the_tty() -> None:
+    """`/proc/<pid>/stat` is "pid (comm) state ppid pgrp session tty_nr ...": the session
+    is the fourth field after the command. Reading the tty (0 without one) instead made
+    every orphan look like one of the harness's own children where the harness's session
+    id reads 0 (a session begun outside its pid namespace)."""
+    from parity.driver import orphans
+
+    child = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        me = orphans.proc_stat(os.getpid())
+        assert me is not None
+        assert (me.ppid, me.pgrp, me.session) == (os.getppid(), os.getpgid(0), os.getsid(0))
+        assert orphans.proc_stat(child.pid)[1:] == (os.getpid(), child.pid, child.pid)  # type: ignore[index]
+    finally:
+        child.kill()
+        child.wait(5)
