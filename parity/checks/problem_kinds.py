@@ -35,6 +35,9 @@ KINDS: dict[str, str] = {
     "approval": "an `approval: ask` fixture tool called without (or against) a "
     "session/request_permission",
     "dialect": "the agent's model calls came in another dialect than its target declares",
+    "stale-recording": "a captured scenario's agent sent a request its recording never "
+    "answered (re-capture it)",
+    "upstream": "a recording run could not reach its provider",
     "other": "a problem text this harness version does not classify",
 }
 """Every problem kind, with what it means (the schema's `expect_problems.kind` enum and
@@ -102,4 +105,8 @@ def llm_kind(problem: str) -> str:
         return "unknown-tool"
     if problem == "run closed":
         return "left-open"
+    if problem.startswith("stale recording"):
+        return "stale-recording"
+    if problem.startswith("upstream unreachable"):
+        return "upstream"
     return "other"

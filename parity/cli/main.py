@@ -3,22 +3,24 @@
 `run` and `record` are thin over pytest (`parity.cli.run`; the plugin in
 `parity.suite.plugin` does the work); `validate` is `parity.cli.validate`; `show`,
 `diff` and `calibrate` run agents directly (`parity.cli.inspect`); `targets`, `peers`,
-`review` and `fake-llm` are here. Every one reads the project through
-`parity.cli.project.project_config`. Harness modules are imported by the subcommands
-that need them: `run` hands over to pytest, which must import syrupy itself (after
-setting up assertion rewriting for it).
+`review` and `fake-llm` are here; `capture` is `parity.cli.capture`. Every one reads the
+project through `parity.cli.project.project_config`. Harness modules are imported by the
+subcommands that need them: `run` hands over to pytest, which must import syrupy itself
+(after setting up assertion rewriting for it).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 import threading
 from collections.abc import Sequence
 from typing import Any
 
+from parity.cli import capture
 from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
 from parity.cli.project import load_named, project_config, scenario_path
 from parity.cli.run import cmd_run
@@ -72,7 +74,12 @@ def cmd_fake_llm(args: argparse.Namespace) -> int:
         raise SystemExit("parity fake-llm: name a scenario (file or name below scenarios/)")
     scenario = load_named(config, name)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve_scenario(scenario, args.port, json_events=args.json))
+        key = None
+        if args.require_key_env:
+            key = os.environ.get(args.require_key_env) or None
+            if key is None:
+                raise SystemExit(f"parity fake-llm: ${args.require_key_env} is not set")
+        asyncio.run(serve_scenario(scenario, args.port, json_events=args.json, api_key=key))
     return 0
 
 
@@ -145,6 +152,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--json", action="store_true", help="one JSON event per line: ready, request, aborted"
     )
+    p.add_argument(
+        "--require-key-env",
+        metavar="VAR",
+        help="refuse model calls without the key in $VAR (401), like a real provider",
+    )
+
+    capture.add_parser(sub)
 
     p = sub.add_parser("peers", help="list or install the third-party peer agents")
     p.add_argument("action", choices=("install", "list"), nargs="?", default="list")
@@ -190,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calibrate": cmd_calibrate,
         "fake-llm": cmd_fake_llm,
         "peers": cmd_peers,
+        "capture": capture.cmd_capture,
     }
     try:
         return int(commands[args.command](args))

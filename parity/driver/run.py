@@ -121,6 +121,7 @@ async def run_scenario(
             transcript.paths.setdefault(name, path)
         run = Run(scenario, launch, paths, transcript, llm_run, ladder or Ladder())
         if llm_run is not None:
+            llm_run.bind_paths(transcript.paths)
             llm_run.mark_start(run.recording.t0)
             llm_run.on_request(
                 lambda req: _call_soon(run.loop, run.recording.note_model_request, req),

@@ -48,6 +48,10 @@ class LlmRun(Protocol):
         """Set the run's time origin (a `time.monotonic()` value)."""
         ...
 
+    def bind_paths(self, paths: Mapping[str, str]) -> None:
+        """Name the run's directories (`workdir`, `home`, ...) for the script's tokens."""
+        ...
+
 
 @dataclass
 class RunPaths:

@@ -16,7 +16,8 @@ from parity.lazy import surface
 
 if TYPE_CHECKING:
     from parity.fakellm.mcp_stdio import mcp_server_entry
-    from parity.fakellm.server import FakeLLM, Run
+    from parity.fakellm.run import Run
+    from parity.fakellm.server import FakeLLM
     from parity.fakellm.thread import FakeLLMThread
 
 __all__ = [
@@ -30,7 +31,7 @@ __getattr__ = surface(
     __name__,
     {
         "FakeLLM": "parity.fakellm.server",
-        "Run": "parity.fakellm.server",
+        "Run": "parity.fakellm.run",
         "FakeLLMThread": "parity.fakellm.thread",
         "mcp_server_entry": "parity.fakellm.mcp_stdio",
     },

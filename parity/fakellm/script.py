@@ -6,16 +6,18 @@ would receive (docs/contract.md §8.1, helpers of §7.2), plus the few facts tha
 chunks (hang after the chunks, per-chunk delay, failure before any chunk). Every dialect
 renderer translates this one canonical form, so all targets see the same script.
 
-`Script` holds the only state: which consumable entry comes next. Side entries (those
+`Script` holds the only state: which consumable entries are used. Side entries (those
 with `match`) answer matching requests without consuming anything.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from parity.fakellm.recorded import Projection, decode, stale_diff
 
 Chunk = dict[str, Any]
 """One parity-stream StreamChunk (docs/contract.md §8.1)."""
@@ -59,7 +61,10 @@ class Answer:
     """Index into the scenario's `llm` list of the entry that answered."""
     side: bool = False
     problem: str | None = None
-    """`script exhausted` or `no entry matched`, when `response` is None."""
+    """`script exhausted`, `no entry matched` or `stale recording`, when `response` is
+    None."""
+    detail: str | None = None
+    """For a stale recording: the diff of the recorded and the new request."""
 
 
 def arguments_json(arguments: Any) -> str:
@@ -199,36 +204,69 @@ class Script:
     """The consumable script of one run plus its side entries.
 
     `entries` are the scenario's `llm` mappings in file order; indexes reported in
-    `Answer.entry` refer to this list.
+    `Answer.entry` refer to this list. Entries of a captured scenario may carry the
+    `request` they answered (`parity.fakellm.recorded`): such an entry answers only a
+    request with that projection, and the first unused one that does is taken, so an
+    agent that sends two requests at once (a title and the turn) may send them in either
+    order. An entry without `request` answers any request, in file order as before.
     """
 
     entries: list[Mapping[str, Any]]
-    cursor: int = 0
-    """Position in `entries` of the next consumable candidate."""
+    expand: Callable[[Any], Any] | None = None
+    """Applied to an entry before it is built (the run's paths into `<workdir>`...)."""
     _responses: dict[int, Response] = field(default_factory=dict, repr=False)
+    _used: set[int] = field(default_factory=set, repr=False)
+    _recorded: list[Projection | None] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        stored = [None if "match" in params else params.get("request") for params in self.entries]
+        self._recorded = decode([item if isinstance(item, Mapping) else None for item in stored])
+
+    @property
+    def used(self) -> int:
+        """How many consumable entries have answered a request."""
+        return len(self._used)
+
+    @property
+    def checks_requests(self) -> bool:
+        """Whether any entry carries a recorded request (a captured scenario's own target)."""
+        return any(item is not None for item in self._recorded)
 
     def _response(self, index: int) -> Response:
         if index not in self._responses:
-            self._responses[index] = build_response(self.entries[index])
+            params = self.entries[index]
+            if self.expand is not None:
+                params = self.expand(params)
+            self._responses[index] = build_response(params)
         return self._responses[index]
 
-    def answer(self, view: RequestView) -> Answer:
+    def answer(self, view: RequestView, projection: Projection | None = None) -> Answer:
         """Answer one model request: a matching side entry, else the next entry.
 
-        Side entries are tried first and in file order; they never advance the
-        cursor. With no consumable entry left the answer carries a problem.
+        Side entries are tried first and in file order; they never use anything up.
+        With no consumable entry left the answer carries a problem; with entries left
+        but none recorded for this request (`projection`), the problem is a stale
+        recording and `detail` shows the difference from the next one.
         """
         for index, params in enumerate(self.entries):
             match = params.get("match")
             if isinstance(match, Mapping) and matches(match, view):
                 return Answer(self._response(index), entry=index, side=True)
-        while self.cursor < len(self.entries) and "match" in self.entries[self.cursor]:
-            self.cursor += 1
-        if self.cursor >= len(self.entries):
+        unused = [
+            index
+            for index, params in enumerate(self.entries)
+            if "match" not in params and index not in self._used
+        ]
+        if not unused:
             consumable = any("match" not in params for params in self.entries)
             if not consumable and self.entries:
                 return Answer(None, problem="no entry matched")
             return Answer(None, problem="script exhausted")
-        index = self.cursor
-        self.cursor += 1
-        return Answer(self._response(index), entry=index)
+        for index in unused:
+            recorded = self._recorded[index]
+            if recorded is None or projection is None or recorded == projection:
+                self._used.add(index)
+                return Answer(self._response(index), entry=index)
+        expected = next(i for i in unused if self._recorded[i] is not None)
+        diff = stale_diff(self._recorded[expected] or {}, projection or {})
+        return Answer(None, entry=expected, problem="stale recording", detail=diff)

@@ -75,18 +75,23 @@ async def serve_scenario(
     out: TextIO = sys.stdout,
     started: asyncio.Event | None = None,
     json_events: bool = False,
+    api_key: str | None = None,
 ) -> None:
     """Serve `scenario` (a file, or an already loaded `Scenario`) until cancelled.
 
     Prints the base URL of every dialect to `out`, then one line per request; with
     `json_events`, one JSON event per line instead (see the module docstring).
     `started` is set once the server listens (for callers that run this as a task).
+    With `api_key`, model calls without that key get 401, as from a real provider (a
+    stand-in upstream for `parity capture`, docs/capture.md).
     """
     loaded = scenario if isinstance(scenario, Scenario) else load_scenario(Path(scenario))
     server = FakeLLM()
     await server.start(host, port)
     try:
-        run = server.open_run(RUN_ID, llm=loaded.llm, tools=loaded.tools, catalog=loaded.catalog)
+        run = server.open_run(
+            RUN_ID, llm=loaded.llm, tools=loaded.tools, catalog=loaded.catalog, api_key=api_key
+        )
         if json_events:
             run.on_request(_json_request(out))
             run.on_abort(_json_abort(out))

@@ -11,125 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from parity.fakellm import gemini, parity_stream, toolnames
+from parity.fakellm.identity import map_strings
 from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.providers import PROVIDERS, Call, Provider
-from parity.fakellm.script import Response, Script
+from parity.fakellm.recorded import projection
+from parity.fakellm.run import Captured, Run
+from parity.fakellm.script import Response, build_response
 from parity.fakellm.wire import Wire, assemble, batches, failure_fields
 from parity.scenario.model import LlmEntry, Tool
 from parity.transcript import ModelRequest
 
 if TYPE_CHECKING:
     from parity.fakellm.mcp_http import McpHttp
-
-
-class Run:
-    """One (scenario, target) run: its script, tools, catalog and recorded requests."""
-
-    def __init__(
-        self,
-        run_id: str,
-        base_url: str,
-        entries: Sequence[Mapping[str, Any]],
-        tools: Sequence[Tool],
-        catalog: Mapping[str, Any],
-    ) -> None:
-        self.run_id = run_id
-        self.base_url = base_url
-        self.requests: list[ModelRequest] = []
-        self.script = Script(list(entries))
-        self.tools = {tool.name: tool for tool in tools}
-        self.catalog = parity_stream.catalog(catalog, tools)
-        self.closed = False
-        self._t0 = time.monotonic()
-        self._callbacks: list[Callable[[ModelRequest], None]] = []
-        self._abort_callbacks: list[Callable[[ModelRequest], None]] = []
-        self._tasks: set[asyncio.Task[Any]] = set()
-
-    def on_request(self, cb: Callable[[ModelRequest], None]) -> None:
-        """Call `cb` with each request as it arrives (on the server's thread)."""
-        self._callbacks.append(cb)
-
-    def on_abort(self, cb: Callable[[ModelRequest], None]) -> None:
-        """Call `cb` with a request the client aborted, once, when it is marked `aborted`
-        (on the server's thread; a request ended by the run closing is not an abort)."""
-        self._abort_callbacks.append(cb)
-
-    def mark_start(self, t0: float) -> None:
-        """Set the `time.monotonic()` reference that `ModelRequest.t` is relative to."""
-        self._t0 = t0
-
-    def now(self) -> float:
-        """Seconds since the run's start reference."""
-        return time.monotonic() - self._t0
-
-    def record(self, method: str, path: str, dialect: str, body: Any) -> ModelRequest:
-        """Append a new request record and tell the listeners."""
-        rec = ModelRequest(
-            seq=len(self.requests),
-            t=self.now(),
-            method=method,
-            path=path,
-            dialect=dialect,
-            body=body,
-        )
-        self.requests.append(rec)
-        for cb in self._callbacks:
-            try:
-                cb(rec)
-            except Exception as exc:  # a listener's bug must not take the fake down
-                print(f"fakellm: on_request callback failed: {exc!r}", file=sys.stderr)
-        return rec
-
-    @property
-    def in_flight(self) -> int:
-        """Answers of this run still streaming, delayed or held open (0 once all ended)."""
-        return len(self._tasks)
-
-    @contextmanager
-    def answering(self, rec: ModelRequest) -> Iterator[None]:
-        """Around an answer that takes time: registers the handler task so `close`
-        can end it, and records how it ended early (client abort or run closing)."""
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        try:
-            yield
-        except asyncio.CancelledError:
-            self.interrupted(rec)
-            raise
-        finally:
-            if task is not None:
-                self._tasks.discard(task)
-
-    def close(self) -> None:
-        """End every in-flight request of this run (recorded as `run closed`)."""
-        self.closed = True
-        for task in list(self._tasks):
-            task.cancel()
-
-    def interrupted(self, rec: ModelRequest) -> None:
-        """Record why an in-flight request ended early: a client abort or the run closing."""
-        if rec.aborted or rec.problem == "run closed":
-            return
-        if self.closed:
-            rec.problem = "run closed"
-        else:
-            rec.aborted = True
-            rec.aborted_at = self.now()
-            for cb in self._abort_callbacks:
-                try:
-                    cb(rec)
-                except Exception as exc:  # as in `record`: never take the fake down
-                    print(f"fakellm: on_abort callback failed: {exc!r}", file=sys.stderr)
+    from parity.fakellm.upstream import Upstream
 
 
 async def _hold() -> None:
@@ -209,12 +109,24 @@ class FakeLLM:
         llm: Sequence[LlmEntry | Mapping[str, Any]],
         tools: Sequence[Tool],
         catalog: Mapping[str, Any],
+        upstream: Upstream | None = None,
+        api_key: str | None = None,
     ) -> Run:
-        """Register a run; its base URL is `{url}/runs/{run_id}`."""
+        """Register a run; its base URL is `{url}/runs/{run_id}`. With `upstream` the run
+        records (its model calls go to that provider); with `api_key` it stands in for a
+        provider that requires that key."""
         if run_id in self._runs:
             raise ValueError(f"run {run_id!r} is already open")
         entries = [e.params if isinstance(e, LlmEntry) else e for e in llm]
-        run = Run(run_id, f"{self.url}/runs/{run_id}", entries, tools, catalog)
+        run = Run(
+            run_id,
+            f"{self.url}/runs/{run_id}",
+            entries,
+            tools,
+            catalog,
+            upstream=upstream,
+            api_key=api_key,
+        )
         self._runs[run_id] = run
         return run
 
@@ -301,18 +213,71 @@ class FakeLLM:
         rec.status, rec.problem = 409, problem
         return _json(409, body)
 
-    def _answer(
-        self, run: Run, rec: ModelRequest, view: Callable[[Any], Any], why: str | None
+    async def _answer(
+        self,
+        request: web.Request,
+        run: Run,
+        rec: ModelRequest,
+        view: Callable[[Any], Any],
+        why: str | None,
     ) -> Response | str:
-        """The script's response for a request, or the problem text (recorded)."""
+        """The response for a model call, or the problem text (recorded): from the
+        provider in a recording run, else from the script."""
         if why is not None:
             return why
-        answer = run.script.answer(view(rec.body))
+        if run.upstream is not None:
+            return await self._record(request, run, rec)
+        scrub = run.identity.scrub
+        seen = projection(rec.path, rec.body, scrub) if run.script.checks_requests else None
+        answer = run.script.answer(view(rec.body), seen)
         rec.side = answer.side
         rec.entry = None if answer.side else answer.entry
+        if answer.problem == "stale recording":
+            rec.entry = None
+            return (
+                f"stale recording: the agent's request no longer matches llm[{answer.entry}], "
+                "recorded for the request below; re-capture the scenario (docs/capture.md)\n"
+                f"{answer.detail}"
+            )
         if answer.response is None:
             return answer.problem or "no answer"
         return answer.response
+
+    async def _record(self, request: web.Request, run: Run, rec: ModelRequest) -> Response | str:
+        """Ask the provider; keep its answer (scrubbed) and answer the agent with it, built
+        by the script engine exactly as a replay will build it (docs/capture.md)."""
+        from parity.fakellm.upstream import UpstreamError
+
+        assert run.upstream is not None
+        slot = len(run.captured)
+        run.captured.append(None)
+        with run.answering(rec):
+            try:
+                entry = await run.upstream.answer(
+                    rec.dialect, rec.path, rec.body, dict(request.headers)
+                )
+            except UpstreamError as exc:
+                return f"upstream unreachable: {run.identity.scrub(str(exc))}"
+        # A provider may echo the key (in an error message): the agent never sees it.
+        entry = map_strings(entry, run.identity.redact)
+        seen = projection(rec.path, rec.body, run.identity.scrub)
+        run.captured[slot] = Captured(run.identity.scrub_value(entry), seen)
+        rec.entry = slot
+        return build_response(entry)
+
+    def _key_problem(self, run: Run, request: web.Request) -> str | None:
+        """Why a call to a key-guarded run is refused (401), or None."""
+        if run.api_key is None:
+            return None
+        given = request.headers.get("x-api-key") or request.headers.get("x-goog-api-key")
+        bearer = request.headers.get("authorization", "")
+        if bearer.lower().startswith("bearer "):
+            given = given or bearer[7:]
+        if given == run.api_key:
+            return None
+        # Echoing the key given, as some providers do (masked), so tests see a recording
+        # scrub it.
+        return "missing API key" if not given else f"invalid API key: {given}"
 
     async def _stream(
         self,
@@ -346,7 +311,9 @@ class FakeLLM:
 
     async def _parity_stream(self, request: web.Request) -> web.StreamResponse:
         run, rec = await self._start(request, "parity-stream")
-        reply = self._answer(run, rec, parity_stream.view, parity_stream.problem(rec.body))
+        reply = await self._answer(
+            request, run, rec, parity_stream.view, parity_stream.problem(rec.body)
+        )
         if isinstance(reply, str):
             return self._refuse(rec, reply, parity_stream.protocol_error(reply, rec.body))
         chunks, _ = toolnames.rename(reply.chunks, toolnames.offered_flat(rec.body))
@@ -358,7 +325,11 @@ class FakeLLM:
 
         async def handle(request: web.Request) -> web.StreamResponse:
             run, rec = await self._start(request, spec.dialect)
-            reply = self._answer(run, rec, spec.view, spec.problem(rec.body))
+            refused = self._key_problem(run, request)
+            if refused is not None:
+                rec.status, rec.problem = 401, refused
+                return _json(401, spec.error(refused, "authentication_error", 401))
+            reply = await self._answer(request, run, rec, spec.view, spec.problem(rec.body))
             if isinstance(reply, str):
                 return self._refuse(rec, reply, spec.error(reply, "PARITY_PROTOCOL", 409))
             chunks, spaces = toolnames.rename(reply.chunks, spec.offered(rec.body))

@@ -12,10 +12,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from parity.fakellm.server import FakeLLM, Run
+from parity.fakellm.run import Run
+from parity.fakellm.server import FakeLLM
 from parity.scenario.model import LlmEntry, Tool
+
+if TYPE_CHECKING:
+    from parity.fakellm.upstream import Upstream
 
 T = TypeVar("T")
 
@@ -81,10 +85,14 @@ class FakeLLMThread:
         llm: Sequence[LlmEntry | Mapping[str, Any]],
         tools: Sequence[Tool],
         catalog: Mapping[str, Any],
+        upstream: Upstream | None = None,
+        api_key: str | None = None,
     ) -> Run:
         """`FakeLLM.open_run`, run on the server's loop."""
         return self._call(
-            lambda: self._server.open_run(run_id, llm=llm, tools=tools, catalog=catalog)
+            lambda: self._server.open_run(
+                run_id, llm=llm, tools=tools, catalog=catalog, upstream=upstream, api_key=api_key
+            )
         )
 
     def mcp_http_entry(self, run_id: str) -> dict[str, Any]:

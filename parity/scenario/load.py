@@ -143,6 +143,7 @@ def _build(
         path=path,
         description=data["description"],
         targets=list(data.get("targets", DEFAULT_TARGETS)),
+        captured=dict(data["captured"]) if "captured" in data else None,
         compare=data.get("compare", "exact"),
         diverge=rules("diverge"),
         masks=rules("masks"),

@@ -133,6 +133,8 @@ class Scenario:
     path: Path
     description: str
     targets: list[str] = field(default_factory=lambda: list(DEFAULT_TARGETS))
+    captured: dict[str, Any] | None = None
+    """Set by `parity capture` (docs/capture.md): `target` and how it was recorded."""
     compare: Profile = "exact"
     diverge: list[Rule] = field(default_factory=list)
     masks: list[Rule] = field(default_factory=list)
@@ -156,7 +158,10 @@ class Scenario:
     def calls_builtin_tools(self) -> bool:
         """Whether the script calls an agent's own tool (`builtin: true`). Only then do
         DSH-family targets show the model their built-in tools; otherwise both sides
-        offer just the fixture tools, so their model views compare (docs/native.md)."""
+        offer just the fixture tools, so their model views compare (docs/native.md). A
+        captured scenario says what its capture offered (docs/capture.md)."""
+        if self.captured is not None and "builtin_tools" in self.captured:
+            return bool(self.captured["builtin_tools"])
         return any(
             isinstance(call, dict) and call.get("builtin") is True
             for entry in self.llm
@@ -173,11 +178,17 @@ class Scenario:
     def script_for(self, target: str) -> list[LlmEntry]:
         """The `llm` entries that serve `target`: an entry whose `match.targets` names other
         targets only is left out of that target's script (one scenario can serve agents
-        that, say, ask for a session title and agents that do not)."""
+        that, say, ask for a session title and agents that do not). A captured scenario's
+        recorded requests stay only in the captured target's script: other agents send
+        other requests, and are checked against the snapshots instead."""
+        own = self.captured is not None and self.captured.get("target") == target
         out = []
         for entry in self.llm:
             match = entry.params.get("match")
             scoped = match.get("targets") if isinstance(match, Mapping) else None
             if scoped is None or target in scoped:
+                if "request" in entry.params and not own:
+                    params = {k: v for k, v in entry.params.items() if k != "request"}
+                    entry = LlmEntry(params, entry.where)
                 out.append(entry)
         return out

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parity.checks.conformance import conformance_findings
 from parity.config import Config
@@ -32,6 +32,7 @@ from parity.driver import orphans
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
+from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
 from parity.suite.snapshots import read_view
@@ -39,6 +40,9 @@ from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
 from parity.transcript import Transcript
 from parity.view.normalize import scripted_tool_call_ids, view
+
+if TYPE_CHECKING:
+    from parity.fakellm.upstream import Upstream
 
 
 @dataclass(frozen=True)
@@ -157,12 +161,27 @@ class Runner:
 
     def execute(self, scenario: Scenario, target: str) -> Transcript:
         """Run `scenario` against `target` once, now: a fresh agent and a fresh script."""
+        transcript, _ = self.run_once(scenario, target)
+        return transcript
+
+    def run_once(
+        self, scenario: Scenario, target: str, upstream: Upstream | None = None
+    ) -> tuple[Transcript, Run]:
+        """`execute`, also returning the fake LLM's run; with `upstream`, a recording run
+        whose model calls go to that provider (`parity.capture`)."""
         spec = self.spec(target)
         fake = self._fakellm()
         run_id = f"p{os.getpid()}r{next(self._ids)}"
         run = fake.open_run(
-            run_id, llm=scenario.script_for(target), tools=scenario.tools, catalog=scenario.catalog
+            run_id,
+            llm=scenario.script_for(target),
+            tools=scenario.tools,
+            catalog=scenario.catalog,
+            upstream=upstream,
         )
+        # Paths the run's own directories do not cover, for the script's tokens.
+        machine = {"llm": run.base_url, "python": sys.executable, "repo": str(self.config.root)}
+        run.bind_paths(machine)
         try:
             launcher = make_launcher(
                 spec,
@@ -189,13 +208,12 @@ class Runner:
         # its port and run id, e.g. in an MCP server entry; the interpreter and checkout
         # paths) are masked like the run's directories, so snapshots are reproducible.
         transcript.dialect = spec.dialect
-        transcript.paths.setdefault("llm", run.base_url)
-        transcript.paths.setdefault("python", sys.executable)
-        transcript.paths.setdefault("repo", str(self.config.root))
+        for name, value in machine.items():
+            transcript.paths.setdefault(name, value)
         # The mark every agent's environment carries (parity/driver/orphans.py) names
         # this process: an agent that prints its environment must not make views vary.
         transcript.paths.setdefault("harness", f"{orphans.MARK}={os.getpid()}")
-        return transcript
+        return transcript, run
 
     def result(self, scenario: Scenario, target: str) -> RunResult:
         """The run's result, taken from the session cache when another item already ran

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from parity.fakellm.server import FakeLLM, Run
+from parity.fakellm.run import Run
+from parity.fakellm.server import FakeLLM
 from parity.scenario.model import DEFAULT_CATALOG
 from tests.support.driver import BASIC, chunks, echo_tool, run, st
 

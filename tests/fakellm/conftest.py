@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from parity.fakellm.server import FakeLLM, Run
+from parity.fakellm.run import Run
+from parity.fakellm.server import FakeLLM
 from parity.scenario.model import DEFAULT_CATALOG, Tool
 
 

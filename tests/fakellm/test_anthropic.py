@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 import pytest
 
-from parity.fakellm.server import Run
+from parity.fakellm.run import Run
 from tests.support.fakellm import OpenRun, aborted, wait_for
 
 MESSAGES: list[Any] = [{"role": "user", "content": "go"}]

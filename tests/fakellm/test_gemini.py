@@ -17,7 +17,7 @@ from google import genai
 from google.genai import errors, types
 
 from parity.fakellm import gemini
-from parity.fakellm.server import Run
+from parity.fakellm.run import Run
 from tests.support.fakellm import OpenRun, aborted, wait_for
 
 MODEL = "gemini-2.5-flash"
@@ -377,7 +377,7 @@ async def test_malformed_body_is_409(open_run: OpenRun) -> None:
             body = await response.json()
             assert response.status == 409
     assert body["error"]["message"] == "malformed request: `contents` must be a list"
-    assert run.script.cursor == 0
+    assert run.script.used == 0
 
 
 async def test_hang_then_client_close_is_recorded_aborted(open_run: OpenRun) -> None:

@@ -16,7 +16,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from parity.fakellm.mcp_stdio import mcp_server_entry
-from parity.fakellm.server import Run
+from parity.fakellm.run import Run
 from tests.support.fakellm import OpenRun, aborted, tool, wait_for
 
 

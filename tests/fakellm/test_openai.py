@@ -14,7 +14,7 @@ from typing import Any
 import openai
 import pytest
 
-from parity.fakellm.server import Run
+from parity.fakellm.run import Run
 from tests.support.fakellm import OpenRun, aborted, wait_for
 
 MESSAGES: list[Any] = [{"role": "user", "content": "go"}]

@@ -23,7 +23,7 @@ from acp import Client, RequestError, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-from parity.fakellm.server import Run
+from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario import DEFAULT_CATALOG, Tool
 

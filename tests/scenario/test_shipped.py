@@ -26,6 +26,7 @@ def test_discover_finds_every_group_sorted() -> None:
     names = [scenario_name(p, ROOT) for p in SHIPPED]
     assert {n.split("/")[0] for n in names} == {
         "baseline",
+        "captured",
         "context",
         "increments",
         "peers",

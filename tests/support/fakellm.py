@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from parity.fakellm.server import Run
+from parity.fakellm.run import Run
 from parity.scenario.model import Tool
 
 OpenRun = Callable[..., Run]
