@@ -118,8 +118,13 @@ class _Dumper(yaml.SafeDumper):
     """Multi-line strings (file contents, tool output) as literal blocks, read as written."""
 
 
+_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+"""Characters YAML reads as line breaks: written raw they would come back changed, so a
+string holding one is double-quoted (escaped)."""
+
+
 def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    style = '"' if any(c in value for c in _LINE_BREAKS) else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -56,7 +56,8 @@ class Identity:
         ordered = sorted(pairs.items(), key=lambda pair: -len(pair[0]))
         out = [(_path_pattern(path), token) for path, token in ordered]
         if self.user and len(self.user) >= _SHORTEST_USER and self.user not in _ANONYMOUS:
-            out.append((re.compile(rf"(?<![\w.-]){re.escape(self.user)}(?![\w-])"), USER))
+            # Not inside a token: a user named `tmp` must leave `<tmp>` alone.
+            out.append((re.compile(rf"(?<![\w.<-]){re.escape(self.user)}(?![\w>-])"), USER))
         return out
 
     def redact(self, text: str) -> str:

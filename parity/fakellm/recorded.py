@@ -31,6 +31,8 @@ Projection = dict[str, Any]
 """`{"messages": [...], "tools": [names]}`."""
 
 _ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?")
+_CLOCK = re.compile(r"(?<![\d:])\d{2}:\d{2}:\d{2}(?:\.\d+)?(?![\d:])")
+"""A clock time on its own (JavaScript's `Date.toString()`: `Wed Dec 02 2026 10:11:12`)."""
 _ISO_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
 _DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ms|milliseconds?|s|secs?|seconds?)(?![\w])")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -50,6 +52,7 @@ def harmless(text: str) -> str:
     context names today's date; codex-acp tells the model a tool's wall time; session
     ids are fresh each run)."""
     text = _ISO_TIME.sub("<time>", text)
+    text = _CLOCK.sub("<time>", text)
     text = _DURATION.sub("<duration>", text)
     text = _ISO_DATE.sub("<date>", text)
     text = _LONG_DATE.sub("<date>", text)

@@ -269,8 +269,10 @@ class FakeLLM:
         """Why a call to a key-guarded run is refused (401), or None."""
         if run.api_key is None:
             return None
-        given = request.headers.get("x-api-key") or request.headers.get("x-goog-api-key")
-        bearer = request.headers.get("authorization", "")
+        headers = request.headers
+        given = headers.get("x-api-key") or headers.get("x-goog-api-key")
+        given = given or request.query.get("key")  # Gemini's key as a query parameter
+        bearer = headers.get("authorization", "")
         if bearer.lower().startswith("bearer "):
             given = given or bearer[7:]
         if given == run.api_key:

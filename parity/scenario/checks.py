@@ -42,6 +42,7 @@ def cross_findings(
     _check_expect_problems(data, default_targets, sink)
     _check_tools(data, sink)
     _check_llm(data, sink)
+    _check_captured(data, default_targets, sink)
     _check_files(data, sink)
     check_steps(data, sink)
     return sink.found
@@ -220,6 +221,18 @@ def _check_llm(data: dict[str, Any], sink: Sink) -> None:
                     )
         for j, call in mappings(entry.get("tool_calls")):
             _check_tool_call(call, (*here, "tool_calls", j), declared, call_ids, sink)
+
+
+def _check_captured(data: dict[str, Any], default: Sequence[str], sink: Sink) -> None:
+    captured = data.get("captured")
+    target = captured.get("target") if isinstance(captured, dict) else None
+    if isinstance(target, str) and target not in _targets(data, default):
+        sink.add(
+            ("captured", "target"),
+            f"the captured target {target!r} is not among the scenario's targets",
+            "its replays are the ones that check the recorded requests: add it to `targets`",
+            "warning",
+        )
 
 
 def _check_tool_call(

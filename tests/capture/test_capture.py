@@ -227,3 +227,15 @@ def test_a_provider_error_is_recorded_and_the_wrong_key_is_not(
     assert data["llm"][0]["error"]["message"] == "invalid API key: <redacted>"
     assert wrong not in out.read_text()
     assert outcome.replay_diff is None
+
+
+def test_capture_against_the_real_native(provider: FakeLLMThread, tmp_path: Path) -> None:
+    """A real native (DSH) session becomes a scenario too, through the same recording
+    mode as acp-plus (both speak parity-stream to the fake)."""
+    skip_unless_runs("native")
+    out = tmp_path / "native.yaml"
+    outcome, run = run_capture(provider, "native", out)
+    assert (outcome.problems, outcome.replay_problems, outcome.replay_diff) == ([], [], None)
+    assert outcome.entries == 2
+    assert [r.dialect for r in run.requests] == ["openai-chat", "openai-chat"]
+    assert KEY not in out.read_text()

@@ -1,0 +1,111 @@
+"""`parity capture` as a user runs it: a subprocess in a throwaway project, a second fake
+LLM as the provider (its key required), the scenario written and replayed keyless."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import yaml
+
+from parity.fakellm.thread import FakeLLMThread
+from tests.support.project import Project
+
+KEY = "sk-cli-" + "5e1d0c9b8a7f6e5d" * 2
+
+
+@pytest.fixture
+def provider() -> Iterator[str]:
+    """The provider's OpenAI-style base URL (a fake run that requires `KEY`)."""
+    fake = FakeLLMThread()
+    fake.start()
+    try:
+        run = fake.open_run(
+            "provider", llm=[{"text": "captured answer"}], tools=[], catalog={}, api_key=KEY
+        )
+        yield run.base_url + "/v1"
+    finally:
+        fake.stop()
+
+
+def capture(project: Project, *args: str, **env: str) -> tuple[int, str, str]:
+    done = project.parity("capture", "--target", "mini", "--api-key-env", "CLI_KEY", *args, **env)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_capture_writes_a_scenario_that_replays_keyless(project: Project, provider: str) -> None:
+    code, out, err = capture(
+        project,
+        *("--upstream", provider, "--model", "m", "--prompt", "say something"),
+        *("-o", "scenarios/captured/hello.yaml"),
+        CLI_KEY=KEY,
+    )
+    assert code == 0, err
+    assert "wrote scenarios/captured/hello.yaml: 1 model call(s) recorded from mini" in out
+    assert "keyless replay: same normalized view as the captured run" in out
+    written = project.root / "scenarios/captured/hello.yaml"
+    data = yaml.safe_load(written.read_text())
+    assert data["llm"][0]["text"] == "captured answer"
+    assert data["captured"]["target"] == "mini"
+    assert KEY not in written.read_text()
+    # What a user does next: validate and record it, with no key in the environment.
+    assert project.parity("validate", "scenarios/captured/hello.yaml").returncode == 0
+    recorded = project.parity("record", "captured/hello")
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+
+
+def test_a_missing_key_variable_is_refused_before_anything_runs(project: Project) -> None:
+    code, _, err = capture(
+        project,
+        "--upstream",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--prompt",
+        "x",
+        "-o",
+        "out.yaml",
+    )
+    assert code == 2
+    assert "$CLI_KEY is not set" in err
+    assert not (project.root / "out.yaml").exists()
+
+
+def test_a_broken_steps_file_names_its_line_and_key(project: Project) -> None:
+    project.write("steps.yaml", "description: d\nsteps:\n  - prompt: {sesion: s1, text: x}\n")
+    code, _, err = capture(
+        project,
+        "--upstream",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--steps",
+        "steps.yaml",
+        "-o",
+        "out.yaml",
+        CLI_KEY=KEY,
+    )
+    assert code == 1
+    assert "steps.yaml:3" in err and "sesion" in err
+    assert not (project.root / "out.yaml").exists()
+
+
+def test_an_unreachable_provider_is_a_run_problem_and_the_exit_says_so(
+    project: Project,
+) -> None:
+    code, _, err = capture(
+        project,
+        "--upstream",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "--prompt",
+        "x",
+        "-o",
+        "out.yaml",
+        "--no-verify",
+        CLI_KEY=KEY,
+    )
+    assert code == 1
+    assert "upstream unreachable: http://127.0.0.1:9/v1/chat/completions" in err
+    assert "the scenario is written; see the problems above" in err
