@@ -60,7 +60,10 @@ class Upstream:
         if agent_dialect == self.dialect and isinstance(body, Mapping):
             out = {**body, "model": self.model}
         else:
-            canonical = canonical_request(path, body) or {}
+            canonical = dict(canonical_request(path, body) or {})
+            # The effort comes from the fake's catalog (its mock model's default), not from
+            # the user; a provider's model without efforts would refuse the field.
+            canonical.pop("reasoningEffort", None)
             out = upstream_body(self.dialect, canonical, model=self.model)
         sent = {"content-type": "application/json"}
         if self.dialect == "anthropic-messages":

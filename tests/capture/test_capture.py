@@ -143,6 +143,8 @@ def test_capture_against_plus_replays_keyless(
     assert [r.dialect for r in run.requests] == ["openai-chat", "openai-chat"]
     assert {r.body["model"] for r in run.requests} == {"deepseek-chat"}
     assert all(r.problem is None for r in run.requests)
+    # plus asks for the fake catalog's default effort; that is no choice of the user's.
+    assert all("reasoning_effort" not in r.body for r in run.requests)
     data = yaml.safe_load(out.read_text())
     assert data["captured"]["target"] == "plus"
     first, second = data["llm"]
