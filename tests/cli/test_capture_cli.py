@@ -12,6 +12,8 @@ from parity.fakellm.thread import FakeLLMThread
 from tests.support.project import Project
 
 KEY = "sk-cli-" + "5e1d0c9b8a7f6e5d" * 2
+NOWHERE = ("--upstream", "http://127.0.0.1:9/v1", "--model", "m")
+"""A provider no one listens for (port 9, discard)."""
 
 
 @pytest.fixture
@@ -55,17 +57,7 @@ def test_capture_writes_a_scenario_that_replays_keyless(project: Project, provid
 
 
 def test_a_missing_key_variable_is_refused_before_anything_runs(project: Project) -> None:
-    code, _, err = capture(
-        project,
-        "--upstream",
-        "http://127.0.0.1:9/v1",
-        "--model",
-        "m",
-        "--prompt",
-        "x",
-        "-o",
-        "out.yaml",
-    )
+    code, _, err = capture(project, *NOWHERE, "--prompt", "x", "-o", "out.yaml")
     assert code == 2
     assert "$CLI_KEY is not set" in err
     assert not (project.root / "out.yaml").exists()
@@ -74,16 +66,7 @@ def test_a_missing_key_variable_is_refused_before_anything_runs(project: Project
 def test_a_broken_steps_file_names_its_line_and_key(project: Project) -> None:
     project.write("steps.yaml", "description: d\nsteps:\n  - prompt: {sesion: s1, text: x}\n")
     code, _, err = capture(
-        project,
-        "--upstream",
-        "http://127.0.0.1:9/v1",
-        "--model",
-        "m",
-        "--steps",
-        "steps.yaml",
-        "-o",
-        "out.yaml",
-        CLI_KEY=KEY,
+        project, *NOWHERE, "--steps", "steps.yaml", "-o", "out.yaml", CLI_KEY=KEY
     )
     assert code == 1
     assert "steps.yaml:3" in err and "sesion" in err
@@ -94,17 +77,7 @@ def test_an_unreachable_provider_is_a_run_problem_and_the_exit_says_so(
     project: Project,
 ) -> None:
     code, _, err = capture(
-        project,
-        "--upstream",
-        "http://127.0.0.1:9/v1",
-        "--model",
-        "m",
-        "--prompt",
-        "x",
-        "-o",
-        "out.yaml",
-        "--no-verify",
-        CLI_KEY=KEY,
+        project, *NOWHERE, "--prompt", "x", "-o", "out.yaml", "--no-verify", CLI_KEY=KEY
     )
     assert code == 1
     assert "upstream unreachable: http://127.0.0.1:9/v1/chat/completions" in err
