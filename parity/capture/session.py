@@ -110,6 +110,15 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def problems(transcript: Transcript) -> list[str]:
+    """Every problem of a run, as the user should read it: its steps', the run's, and
+    the model requests' (a stale recording among them)."""
+    out = [f"step {s.index + 1} ({s.label}): {s.problem}" for s in transcript.steps if s.problem]
+    out += transcript.problems
+    out += [f"model request {r.seq}: {r.problem}" for r in transcript.model_requests if r.problem]
+    return out
+
+
 def _view_diff(scenario: Scenario, captured: Transcript, replayed: Transcript) -> str | None:
     before = normalized(scenario, captured)
     after = normalized(scenario, replayed)
@@ -165,18 +174,11 @@ def capture(
                 f"the captured scenario is invalid (kept as .invalid.yaml):\n{exc}"
             ) from None
         _write(out, text)
-        outcome = Outcome(
-            out, len(data["llm"]), problems=list(transcript.problems), transcript=transcript
-        )
-        outcome.problems += [
-            f"model request {r.seq}: {r.problem}" for r in transcript.model_requests if r.problem
-        ]
+        outcome = Outcome(out, len(data["llm"]), problems(transcript), transcript=transcript)
         if verify:
             replay = load_scenario(out, config.scenarios_dir)
             again = runner.execute(replay, target)
-            outcome.replay_problems = list(again.problems) + [
-                f"model request {r.seq}: {r.problem}" for r in again.model_requests if r.problem
-            ]
+            outcome.replay_problems = problems(again)
             outcome.replay_diff = _view_diff(replay, transcript, again)
             outcome.verified = True
         return outcome

@@ -52,6 +52,7 @@ PROVIDER_SCRIPT: list[dict[str, Any]] = [
 STEPS = """\
 description: Call the echo fixture tool, then answer.
 client: {permission: allow-once}
+timeouts: {startup: 60, response: 60}  # agents starting on a loaded CI machine
 tools:
   - name: echo
     description: Return a deterministic result.
@@ -99,6 +100,14 @@ def holding_key(root: Path, since: float) -> list[Path]:
         except OSError:
             continue
     return hits
+
+
+PEER_STEPS = STEPS.replace(
+    "  - prompt:",
+    # As the shipped peer scenarios do: qwen-code announces its commands at a moment of
+    # its own; waiting for them keeps them out of the prompt's updates.
+    "  - wait: {update: available_commands_update}\n  - prompt:",
+)
 
 
 def run_capture(
@@ -173,7 +182,7 @@ def test_capture_against_a_peer_replays_keyless(provider: FakeLLMThread, tmp_pat
     them, and it calls the fixture tool by its MCP name, recorded as the fixture's."""
     skip_unless_runs("qwen-code")
     out = tmp_path / "qwen.yaml"
-    outcome, run = run_capture(provider, "qwen-code", out)
+    outcome, run = run_capture(provider, "qwen-code", out, steps=PEER_STEPS)
     assert (outcome.problems, outcome.replay_problems, outcome.replay_diff) == ([], [], None)
     data = yaml.safe_load(out.read_text())
     calls = [c for e in data["llm"] for c in e.get("tool_calls", [])]
