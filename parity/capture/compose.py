@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-import yaml
-
 from parity.fakellm.recorded import encode
 from parity.fakellm.toolnames import SEPARATORS
+from parity.view.dump import dump_yaml
 
 FIRST_KEYS = ("description", "captured", "targets")
 LAST_KEYS = ("llm", "steps")
@@ -114,27 +113,9 @@ HEADER = (
 )
 
 
-class _Dumper(yaml.SafeDumper):
-    """Multi-line strings (file contents, tool output) as literal blocks, read as written."""
-
-
-_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
-"""Characters YAML reads as line breaks: written raw they would come back changed, so a
-string holding one is double-quoted (escaped)."""
-
-
-def _string(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if any(c in value for c in _LINE_BREAKS) else "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _string)
-
-
 def render(data: Mapping[str, Any], schema: str) -> str:
-    """The scenario file's text: block YAML, lines never folded (a folded secret would
-    slip past the line check), keys in `compose`'s order."""
-    body = yaml.dump(
-        dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=2**31, indent=2
-    )
+    """The scenario file's text: block YAML as snapshots have it (multi-line strings as
+    literal blocks), lines never folded (a folded secret would slip past the line
+    check), keys in `compose`'s order."""
+    body = dump_yaml(dict(data), width=1_000_000)
     return HEADER.format(schema=schema) + body

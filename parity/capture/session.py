@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ import yaml
 
 import parity
 from parity.capture.compose import compose, render
+from parity.checks.problems import run_problems
 from parity.config import Config
 from parity.fakellm.identity import leaks, map_strings
 from parity.fakellm.upstream import Upstream
@@ -30,6 +30,7 @@ from parity.scenario.load import build_scenario, load_scenario
 from parity.scenario.model import Scenario
 from parity.suite.runner import Runner, normalized
 from parity.transcript import Transcript
+from parity.view.dump import dump_view
 
 SCHEMA = Path(parity.__file__).parent / "schema" / "scenario.schema.json"
 
@@ -110,23 +111,15 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def problems(transcript: Transcript) -> list[str]:
-    """Every problem of a run, as the user should read it: its steps', the run's, and
-    the model requests' (a stale recording among them)."""
-    out = [f"step {s.index + 1} ({s.label}): {s.problem}" for s in transcript.steps if s.problem]
-    out += transcript.problems
-    out += [f"model request {r.seq}: {r.problem}" for r in transcript.model_requests if r.problem]
-    return out
-
-
 def _view_diff(scenario: Scenario, captured: Transcript, replayed: Transcript) -> str | None:
     before = normalized(scenario, captured)
     after = normalized(scenario, replayed)
     if before == after:
         return None
+    # As snapshot text: the diff reads like the one `parity run` shows for a snapshot.
     lines = difflib.unified_diff(
-        json.dumps(before, indent=1, sort_keys=True).splitlines(),
-        json.dumps(after, indent=1, sort_keys=True).splitlines(),
+        dump_view(before).splitlines(),
+        dump_view(after).splitlines(),
         "captured run",
         "keyless replay",
         lineterm="",
@@ -174,11 +167,12 @@ def capture(
                 f"the captured scenario is invalid (kept as .invalid.yaml):\n{exc}"
             ) from None
         _write(out, text)
-        outcome = Outcome(out, len(data["llm"]), problems(transcript), transcript=transcript)
+        found = [str(p) for p in run_problems(live, transcript)]
+        outcome = Outcome(out, len(data["llm"]), found, transcript=transcript)
         if verify:
             replay = load_scenario(out, config.scenarios_dir)
             again = runner.execute(replay, target)
-            outcome.replay_problems = problems(again)
+            outcome.replay_problems = [str(p) for p in run_problems(replay, again)]
             outcome.replay_diff = _view_diff(replay, transcript, again)
             outcome.verified = True
         return outcome

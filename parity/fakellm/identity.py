@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 REDACTED = "<redacted>"
@@ -45,7 +46,9 @@ class Identity:
     user: str | None = None
     secrets: Sequence[str] = ()
 
+    @cached_property
     def _scrubs(self) -> list[tuple[re.Pattern[str], str]]:
+        # Built once per identity: a request's projection scrubs every string in it.
         pairs: dict[str, str] = {}
         for name, path in self.paths.items():
             if len(path.rstrip("/")) > 1:
@@ -70,7 +73,7 @@ class Identity:
     def scrub(self, text: str) -> str:
         """`text` with secrets, then machine paths and the user name, replaced by tokens."""
         text = self.redact(text)
-        for pattern, token in self._scrubs():
+        for pattern, token in self._scrubs:
             text = pattern.sub(token, text)
         return text
 

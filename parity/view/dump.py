@@ -21,9 +21,17 @@ class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
     """Block style everywhere; multi-line strings as `|` literals so diffs read well."""
 
 
+_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+"""Characters YAML reads as line breaks: written raw (`allow_unicode`) they come back
+changed, so a string holding one is double-quoted, where they are escaped."""
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     # PyYAML falls back to a quoted style by itself when a literal block cannot hold it.
-    style = "|" if "\n" in value else None
+    if any(c in value for c in _LINE_BREAKS):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -32,13 +40,19 @@ _Dumper.add_representer(str, _represent_str)
 
 def dump_view(view: Any) -> str:
     """Serialize a normalized view as YAML; keys keep the view's (deterministic) order."""
+    return dump_yaml(view, width=100)
+
+
+def dump_yaml(data: Any, *, width: int) -> str:
+    """Plain data as block YAML in this module's style, keys in the data's order, lines
+    folded past `width` (a scenario `parity capture` writes uses this too)."""
     return yaml.dump(
-        view,
+        data,
         Dumper=_Dumper,
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=False,
-        width=100,
+        width=width,
     )
 
 
