@@ -2,7 +2,8 @@
 `pyproject.toml`) at the project root.
 
 Keys: `scenarios` (the scenarios directory, default `scenarios`), `snapshots` (default
-`snapshots`) and `[targets.<name>]` tables (`parity.targets.spec`). Every command and
+`snapshots`), `known_differences` (default `known-differences.yaml`) and
+`[targets.<name>]` tables (`parity.targets.spec`). Every command and
 the pytest plugin read the project through `load_config`, so each one honours the same
 directories.
 """
@@ -26,6 +27,8 @@ class Config:
     scenarios_dir: Path
     snapshots_dir: Path
     source: str
+    known_differences: Path = Path("known-differences.yaml")
+    """The project's known differences (`parity.scenario.known`); absent: none."""
     """The file the project settings came from, or `built-in`."""
 
 
@@ -65,4 +68,5 @@ def load_config(root: Path | None = None) -> Config:
         scenarios_dir=root / str(project.get("scenarios", "scenarios")),
         snapshots_dir=root / str(project.get("snapshots", "snapshots")),
         source=source,
+        known_differences=root / str(project.get("known_differences", "known-differences.yaml")),
     )

@@ -2,9 +2,11 @@
 report.
 
 `parity.checks.differences` finds the typed differences; here the scenario's `diverge`
-rules (selector + reason) suppress the differences at or below what they select in
-either view. An applicable rule that suppresses nothing is stale, and a stale rule fails
-the report like a difference: the scenario no longer says what is true.
+rules and the project's known differences (selector + reason, `parity.scenario.known`)
+suppress the differences at or below what they select in either view. A scenario rule
+that suppresses nothing is stale, and a stale rule fails the report like a difference:
+the scenario no longer says what is true. A rule that states its `sides` is pinned: a
+side that stops doing what it declares is drift (`parity.scenario.pins`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.checks.diff_text import side_by_side
-from parity.checks.differences import Difference, find_differences
+from parity.checks.differences import ABSENT, DRIFT, Difference, find_differences
 from parity.scenario.model import Rule
-from parity.scenario.selectors import Path, select
+from parity.scenario.pins import OTHERS, reported_version, side_violation, version_holds
+from parity.scenario.selectors import Path, get_path, select
 
 
 @dataclass
@@ -31,7 +34,15 @@ class ParityReport:
     """Differences no diverge rule explains."""
     suppressed: list[tuple[Difference, Rule]] = field(default_factory=list)
     stale: list[Rule] = field(default_factory=list)
-    """Applicable diverge rules that explained no difference."""
+    """Applicable scenario diverge rules that explained no difference."""
+    known_applied: list[str] = field(default_factory=list)
+    """Ids of the project's known differences that applied here (target and version)."""
+    known_used: list[str] = field(default_factory=list)
+    """Ids of applied known differences that explained a difference here. One that
+    explains nothing in one scenario is not stale: stale means unused in a whole run
+    (`parity.suite.known_ledger`)."""
+    known_unjudged: list[str] = field(default_factory=list)
+    """Ids of known differences naming a target here whose version is unknown."""
 
     @property
     def ok(self) -> bool:
@@ -91,16 +102,30 @@ def compare(
     ref_name: str,
     other_name: str,
     scenario: str = "",
+    known: Sequence[Rule] = (),
 ) -> ParityReport:
     """Compare two normalized views of one scenario; `ref` is the parity reference.
 
-    Diverge rules apply when their `targets` is None or names either side.
+    Rules (the scenario's `diverge`, then the project's `known` differences) apply when
+    their `targets` is None or names either side; a known difference also needs the
+    version its target's run reports inside its `versions`. Every applicable rule with
+    `sides` is checked on both views, whether or not it explains a difference here: a
+    side that no longer does what it declares is drift.
     """
     found = find_differences(ref, other, profile)
     report = ParityReport(scenario, ref_name, other_name, profile)
-    rules = [
-        r for r in diverge if r.targets is None or ref_name in r.targets or other_name in r.targets
-    ]
+    views = {ref_name: ref, other_name: other}
+    rules = [r for r in diverge if _names_either(r, ref_name, other_name)]
+    for rule in known:
+        if not _names_either(rule, ref_name, other_name):
+            continue
+        subject = (rule.targets or [ref_name])[0]
+        holds = version_holds(rule.versions, reported_version(views[subject]))
+        if holds:
+            rules.append(rule)
+            report.known_applied.append(rule.id)
+        elif holds is None:
+            report.known_unjudged.append(rule.id)
     matched = [(r, set(select(ref, r.path)), set(select(other, r.path))) for r in rules]
     used: set[int] = set()
     for d in found:
@@ -111,8 +136,43 @@ def compare(
                 break
         else:
             report.differences.append(d)
-    report.stale = [rule for i, (rule, _, _) in enumerate(matched) if i not in used]
+    for i, (rule, _, _) in enumerate(matched):
+        if rule.id and i in used:
+            report.known_used.append(rule.id)
+        elif not rule.id and i not in used:
+            report.stale.append(rule)
+    report.differences += [
+        drift for rule in rules for drift in _drift(rule, (ref_name, ref), (other_name, other))
+    ]
     return report
+
+
+def _names_either(rule: Rule, ref_name: str, other_name: str) -> bool:
+    return rule.targets is None or ref_name in rule.targets or other_name in rule.targets
+
+
+def _drift(
+    rule: Rule, ref: tuple[str, dict[str, Any]], other: tuple[str, dict[str, Any]]
+) -> list[Difference]:
+    """One difference per side of `rule` that no longer does what the rule declares."""
+    out: list[Difference] = []
+    for (name, view), is_ref in ((ref, True), (other, False)):
+        side = (rule.sides or {}).get(name, (rule.sides or {}).get(OTHERS))
+        problem = None if side is None else side_violation(side, view, rule.path)
+        if problem is None:
+            continue
+        values = [get_path(view, p) for p in select(view, rule.path)]
+        shown = values[0] if len(values) == 1 else values if values else ABSENT
+        out.append(
+            Difference(
+                DRIFT,
+                rule.path,
+                shown if is_ref else ABSENT,
+                ABSENT if is_ref else shown,
+                detail=f"{rule.label}, {name} side: {problem}",
+            )
+        )
+    return out
 
 
 def _covers(selected: set[Path], path: Path | None) -> bool:

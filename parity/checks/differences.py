@@ -33,7 +33,10 @@ CHANGED_FIELD = "changed field"
 ORDERING_ONLY = "ordering only"
 CHUNKING_ONLY = "chunking only"
 MODEL_REQUEST = "model request"
+DRIFT = "declared difference drifted"
+"""A side of a declared difference (`sides`) no longer does what it declares."""
 CATEGORIES = (
+    DRIFT,
     STOP_REASON,
     ERROR,
     MISSING_UPDATE,

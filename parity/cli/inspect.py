@@ -76,6 +76,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from parity.checks.diff import compare
+    from parity.scenario.known import load_known
 
     config = project_config(args)
     scenario = load_named(config, args.scenario)
@@ -91,6 +92,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         ref_name=names[0],
         other_name=names[1],
         scenario=scenario.name,
+        known=load_known(config.known_differences, config.targets),
     )
     for title in (ta, tb):
         if "(recorded" in title:

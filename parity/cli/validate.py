@@ -1,5 +1,8 @@
 """`parity validate`: scenario files and directories -> every finding, printed.
 
+The project's known-differences file (`parity.scenario.known`) is checked with its own
+schema, whether named or (without paths) found through `parity.toml`.
+
 Target names are checked against the target registry of each file's project; without
 paths, the project's configured scenarios directory is checked.
 """
@@ -14,6 +17,7 @@ from pathlib import Path
 from parity.cli.project import project_config
 from parity.config import Config, find_root, load_config
 from parity.scenario.errors import ScenarioError
+from parity.scenario.known import check_known_text
 from parity.scenario.load import check_text, discover
 from parity.targets.spec import TargetConfigError
 
@@ -30,6 +34,7 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
     """
     findings: list[ScenarioError] = []
     registries: dict[Path, frozenset[str] | str] = {}
+    known_files: dict[Path, Path | None] = {}
     for path in _expand(paths):
         if not path.is_file():
             findings.append(ScenarioError(str(path), 0, 0, "", "no such file or directory"))
@@ -44,8 +49,22 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
             hint = "run `parity targets` for details"
             findings.append(ScenarioError(str(path), 0, 0, "targets", registry, hint, "warning"))
         known = registry if isinstance(registry, frozenset) else None
-        findings += check_text(text, str(path), known)[0]
+        if path.resolve() == _known_file(path, known_files):
+            findings += check_known_text(text, str(path), known)[0]
+        else:
+            findings += check_text(text, str(path), known)[0]
     return findings
+
+
+def _known_file(path: Path, cache: dict[Path, Path | None]) -> Path | None:
+    """The known-differences file of `path`'s project (`parity.scenario.known`)."""
+    root = find_root(path.parent)
+    if root not in cache:
+        try:
+            cache[root] = load_config(root).known_differences.resolve()
+        except (TargetConfigError, OSError):
+            cache[root] = None
+    return cache[root]
 
 
 def _registry(path: Path, cache: dict[Path, frozenset[str] | str]) -> frozenset[str] | str:
@@ -68,6 +87,8 @@ def validate_main(paths: Sequence[str], config: Config) -> int:
     """
     try:
         targets: list[Path | str] = list(paths) or list(discover(config.scenarios_dir))
+        if not paths and config.known_differences.is_file():
+            targets.append(config.known_differences)  # every scenario uses it
         if not targets:
             print(f"parity validate: no scenario files found below {_shown(config.scenarios_dir)}")
             return 2

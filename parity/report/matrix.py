@@ -47,6 +47,7 @@ RUN_PROBLEM = "run problem"
 STALE_EXPECT = "stale expect_problems"
 
 CATEGORY_ORDER = (
+    "declared difference drifted",
     "stop reason",
     "error",
     "missing update",
@@ -61,6 +62,7 @@ CATEGORY_ORDER = (
 first category its check found, `+N` counting the others."""
 
 ABBREVIATIONS = {
+    "declared difference drifted": "drift",
     "stop reason": "stop",
     "error": "err",
     "missing update": "miss",

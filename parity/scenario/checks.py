@@ -18,6 +18,7 @@ from typing import Any
 from yaml.nodes import Node
 
 from parity.scenario.errors import RULE_REASON_HINT, KeyPath, ScenarioError, did_you_mean
+from parity.scenario.pins import OTHERS, side_problem
 from parity.scenario.selectors import parse_selector
 from parity.scenario.step_checks import check_steps
 from parity.scenario.yaml_positions import Sink, mappings
@@ -85,6 +86,8 @@ def _check_rules(data: dict[str, Any], default_targets: Sequence[str], sink: Sin
             reason = rule.get("reason")
             if isinstance(reason, str) and reason and not reason.strip():
                 sink.add((section, i, "reason"), "reason is blank", RULE_REASON_HINT)
+            if section == "diverge":
+                _check_sides(rule.get("sides"), (section, i, "sides"), targets, sink)
             named = rule.get("targets")
             for j, target in enumerate(named if isinstance(named, list) else []):
                 if isinstance(target, str) and target not in targets:
@@ -95,6 +98,19 @@ def _check_rules(data: dict[str, Any], default_targets: Sequence[str], sink: Sin
                         f"target {target!r} is not in this scenario's targets",
                         hint,
                     )
+
+
+def _check_sides(sides: Any, at: KeyPath, targets: Sequence[str], sink: Sink) -> None:
+    """A declared difference's sides: each names a target compared (or `others`), and
+    each pin is well formed (`parity.scenario.pins`)."""
+    for name, side in sides.items() if isinstance(sides, dict) else ():
+        if name != OTHERS and name not in targets:
+            listed = ", ".join(targets)
+            hint = did_you_mean(str(name), [*targets, OTHERS]) or f"this scenario runs {listed}"
+            sink.add((*at, name), f"side {name!r} is not a target of this scenario", hint)
+        problem = side_problem(side)
+        if problem:
+            sink.add((*at, name), problem, "see docs/scenarios.md, `diverge` sides")
 
 
 def _check_expect_problems(

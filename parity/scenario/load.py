@@ -123,6 +123,7 @@ def _build(
                 r["reason"],
                 list(r["targets"]) if "targets" in r else None,
                 where((section, i)),
+                dict(r["sides"]) if "sides" in r else None,
             )
             for i, r in enumerate(data.get(section, []))
         ]

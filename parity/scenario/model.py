@@ -103,12 +103,27 @@ class Step:
 
 @dataclass
 class Rule:
-    """A `diverge` or `mask` entry: a path selector with its mandatory reason."""
+    """A `diverge` or `mask` entry: a path selector with its mandatory reason; also a
+    project-level known difference (`parity.scenario.known`), which names its target in
+    `targets`, its `id`, and the agent `versions` it holds for."""
 
     path: str
     reason: str
     targets: list[str] | None = None
     where: Where | None = None
+    sides: dict[str, Any] | None = None
+    """What each side does at `path` (diverge only): target name or `others` -> a pin
+    (`parity.scenario.pins`); a side that stops doing it is drift."""
+    id: str = ""
+    """A known difference's id (empty for a scenario's own rules)."""
+    versions: str | None = None
+    """A known difference's PEP 440 specifier set, matched against the version its
+    target's run reports (`parity.scenario.pins.reported_version`); None: every version."""
+
+    @property
+    def label(self) -> str:
+        """How reports name the rule: `known difference <id>` or the selector."""
+        return f"known difference {self.id!r}" if self.id else f"diverge rule {self.path!r}"
 
 
 @dataclass

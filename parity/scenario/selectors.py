@@ -21,16 +21,20 @@ Path = tuple[str | int, ...]
 
 @dataclass(frozen=True)
 class _Seg:
-    kind: str  # key | any | deep | index | each
+    kind: str  # key | any | deep | index | each | where
     key: str = ""
     index: int = 0
+    value: str = ""
+    """`where` only: the JSON identity (`_identity`) the item's `key` path must have."""
 
 
 # Dict fields that name what a node is; a selector segment equal to one of their values
 # selects the node itself (`*.usage_update.used`, `*.session/request_permission.params`).
 FILTER_KEYS = ("sessionUpdate", "method")
 
-_TOKEN = re.compile(r"""\.?(\*\*|\*|[^.\[\]]+)|\[(\*|-?\d+|"[^"]*"|'[^']*')\]""")
+_TOKEN = re.compile(
+    r"""\.?(\*\*|\*|[^.\[\]]+)|\[(\*|-?\d+|"[^"]*"|'[^']*')\]|\[([^\[\]=]+)=([^\[\]]*)\]"""
+)
 
 
 def parse_selector(selector: str) -> list[_Seg]:
@@ -44,8 +48,14 @@ def parse_selector(selector: str) -> list[_Seg]:
         m = _TOKEN.match(text, pos)
         if m is None or (pos == 0 and text.startswith(".")):
             raise ValueError(f"bad selector {selector!r} at column {pos + 1}")
-        name, bracket = m.group(1), m.group(2)
-        if name == "**":
+        name, bracket, where_key, where_value = m.groups()
+        if where_key is not None:
+            # `steps[send.method=session/list]`: the items whose field equals the value.
+            keys = where_key.strip()
+            if not all(keys.split(".")):
+                raise ValueError(f"bad filter {m.group(0)!r} at column {pos + 1}")
+            segs.append(_Seg("where", key=keys, value=_identity(_literal(where_value))))
+        elif name == "**":
             segs.append(_Seg("deep"))
         elif name == "*":
             # A leading `*` anchors anywhere: `*.usage_update.used` reads naturally.
@@ -83,6 +93,10 @@ def select(root: Any, selector: str) -> list[Path]:
             if isinstance(node, list):
                 for k, child in enumerate(node):
                     walk(child, (*path, k), i + 1)
+        elif seg.kind == "where":
+            for k, child in _children(node):
+                if _field_identity(child, seg.key) == seg.value:
+                    walk(child, (*path, k), i + 1)
         elif seg.kind == "index":
             if isinstance(node, list) and -len(node) <= seg.index < len(node):
                 k = seg.index % len(node)
@@ -95,6 +109,31 @@ def select(root: Any, selector: str) -> list[Path]:
 
     walk(root, (), 0)
     return list(found)
+
+
+def _literal(text: str) -> Any:
+    """A filter's value: quoted -> that string; JSON (`3`, `true`, `null`) -> that value;
+    anything else -> the bare text (`session/list`)."""
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1]
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _identity(value: Any) -> str:
+    """Type and value as JSON carries them: `2` and `2.0`, `true` and `1` differ."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _field_identity(node: Any, dotted: str) -> str | None:
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            return None
+        node = node[key]
+    return _identity(node)
 
 
 def _children(node: Any) -> Iterator[tuple[str | int, Any]]:

@@ -8,6 +8,7 @@ through its recorded snapshot; with neither a run nor a recording the check skip
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -53,7 +54,12 @@ class ParityItem(ScenarioItem):
         view, transcript, note = self._view(self.target)
         # Imported here: only scenario items need the diff (see `target_item._categorized`).
         from parity.checks.diff import compare
+        from parity.scenario.errors import ScenarioInvalid
 
+        try:
+            known = self.state.known
+        except ScenarioInvalid as exc:
+            raise ScenarioFailure(f"known differences file is invalid:\n{exc}") from None
         result = compare(
             ref_view,
             view,
@@ -62,7 +68,10 @@ class ParityItem(ScenarioItem):
             ref_name=self.reference,
             other_name=self.target,
             scenario=self.scenario.name,
+            known=known,
         )
+        use = [result.known_applied, result.known_used, result.known_unjudged]
+        self.user_properties.append(("parity_known", json.dumps(use)))
         if self.added:
             result.stale = []
         collected = self.state.collected

@@ -37,6 +37,7 @@ from typing import Any
 
 import pytest
 
+from parity.checks.known_ledger import Use, judge
 from parity.config import Config, find_root, load_config
 from parity.driver.stale import owned_name, remove_stale
 from parity.report.outcome import Outcome
@@ -218,6 +219,9 @@ class ParityPlugin:
                 finding_row = (scenario, target, policy, tuple(found))
                 if finding_row not in state.findings:
                     state.findings.append(finding_row)
+            elif key == "parity_known" and isinstance(value, str):
+                applied, used, unjudged = json.loads(value)
+                state.known_uses.append(Use(tuple(applied), tuple(used), tuple(unjudged)))
             elif key == "parity_expected" and isinstance(value, str):
                 expected_row = tuple(json.loads(value))
                 if expected_row not in state.expected:
@@ -238,14 +242,31 @@ class ParityPlugin:
         """xdist controller: every worker shares the controller's run cache directory."""
         node.workerinput["parity_cache"] = str(self.state.cache_dir)
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.state.deselected += len(items)
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """xdist worker: hand what this worker collected to the controller, which collects
-        nothing itself but reports unused snapshots."""
+        nothing itself but reports unused snapshots. Controller (or a run without
+        workers): judge the project's known differences over the whole session; a stale
+        one fails the session."""
         output: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
         if output is not None:
             output["parity_scenarios"] = self.state.scenarios
             output["parity_whole_suite"] = self.state.whole_suite
+            output["parity_deselected"] = self.state.deselected
             output["parity_collected"] = self.state.collected.to_output()
+            return
+        state = self.state
+        if not any(o.kind == "parity" for o in state.outcomes):
+            return
+        try:
+            known = state.known
+        except Exception:  # an invalid file already failed every parity check
+            return
+        state.ledger = judge(known, state.known_uses, _partial(state))
+        if not state.ledger.ok and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -254,6 +275,8 @@ class ParityPlugin:
         state = self.state
         state.scenarios.update(output.get("parity_scenarios", {}))
         state.whole_suite = state.whole_suite or bool(output.get("parity_whole_suite"))
+        # Every worker collects (and deselects) the same items.
+        state.deselected = max(state.deselected, int(output.get("parity_deselected", 0)))
         state.collected.merge(output.get("parity_collected", {}))
 
 
@@ -278,6 +301,25 @@ def _install_sigterm(state: SessionState) -> None:
         return
     state.previous_sigterm = previous
     signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def _partial(state: SessionState) -> str | None:
+    """Why this session cannot call a known difference stale, or None."""
+    parity = [o for o in state.outcomes if o.kind == "parity"]
+    skipped = sum(1 for o in parity if o.status == "skip")
+    if not state.whole_suite:
+        return "partial run: not every scenario was collected"
+    if state.select is not None:
+        return "partial run: --targets selected some targets"
+    if state.deselected:
+        return f"partial run: {state.deselected} item(s) deselected"
+    if state.invalid:
+        return f"partial run: {len(state.invalid)} scenario file(s) invalid"
+    if skipped:
+        return f"partial run: {skipped} parity check(s) skipped"
+    if len(state.known_uses) < len(parity):
+        return f"partial run: {len(parity) - len(state.known_uses)} parity check(s) did not compare"
+    return None
 
 
 def _split(value: str | None) -> set[str] | None:

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from parity.checks.known_ledger import Ledger, Use
 from parity.config import Config
 from parity.report.collected import Collected
 from parity.report.outcome import Outcome
 from parity.report.text import FindingsRow
 
 if TYPE_CHECKING:
+    from parity.scenario.model import Rule
     from parity.suite.runner import Runner
 
 
@@ -55,9 +57,26 @@ class SessionState:
     expected: list[tuple[str, str, str, str, int]] = field(default_factory=list)
     """Expected run problems: (scenario, target, problem, reason, how many times)
     (`parity.checks.expected.summary_lines`)."""
+    known_uses: list[Use] = field(default_factory=list)
+    """What each parity check did with the project's known differences."""
+    deselected: int = 0
+    """Items deselected (`-k`, `-m`, `--targets`): the run is partial."""
+    ledger: Ledger | None = None
+    """The verdict on the known differences, made at the session's end."""
     previous_sigterm: Any = None
     """The SIGTERM handler before the session's own (restored at unconfigure)."""
     _runner: Runner | None = None
+    _known: list[Rule] | None = None
+
+    @property
+    def known(self) -> list[Rule]:
+        """The project's known differences, read on first use (`parity.scenario.known`);
+        raises `ScenarioInvalid` for a broken file, which fails every parity check."""
+        if self._known is None:
+            from parity.scenario.known import load_known
+
+            self._known = load_known(self.config.known_differences, self.config.targets)
+        return self._known
 
     @property
     def runner(self) -> Runner:

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from parity.checks.expected import summary_lines
+from parity.checks.known_ledger import ledger_lines
 from parity.report.groups import difference_groups, group_lines
 from parity.report.matrix import fit, summary_table
 from parity.report.results import now, session_data, write_outputs
@@ -47,6 +48,9 @@ def write_summary(terminalreporter: Any, config: pytest.Config, state: SessionSt
         write(line)
     for line in summary_lines(state.expected):
         write(line)
+    if state.ledger is not None:
+        for line in ledger_lines(state.ledger, len(state.known)):
+            write(line)
     if state.invalid:
         write(f"{len(state.invalid)} scenario file(s) invalid (not run):")
         for name in sorted(state.invalid):

@@ -1,0 +1,136 @@
+"""The project's known differences: one reviewed file of differences every scenario uses.
+
+Facts of a target version (native 0.1.0-rc.8 answers `session/new` with `sessionId`
+only, sends no `usage_update`, ...) hold in every scenario that compares that target,
+so they are written once, in the file `parity.toml`'s `known_differences` names
+(default `known-differences.yaml` at the project root), instead of in each scenario's
+`diverge`. Each entry names its target, the versions it holds for, the selector, what
+each side does there (`parity.scenario.pins`), and the reason (docs/known-differences.md).
+
+Text -> findings (file:line:col, like a scenario's) -> `Rule`s with `id` and `versions`
+set; `parity.checks.diff` applies them beside a scenario's own `diverge`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Collection
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from yaml.nodes import Node
+
+from parity.scenario.errors import RULE_REASON_HINT, ScenarioError, ScenarioInvalid, did_you_mean
+from parity.scenario.model import Rule, Where
+from parity.scenario.pins import OTHERS, side_problem, versions_problem
+from parity.scenario.schema_findings import schema_findings
+from parity.scenario.selectors import parse_selector
+from parity.scenario.yaml_positions import Sink, locate, mappings, parse
+
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schema" / "known-differences.schema.json"
+HINT = "see docs/known-differences.md"
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
+
+
+def check_known_text(
+    text: str, file: str, known_targets: Collection[str] | None = None
+) -> tuple[list[ScenarioError], list[Rule]]:
+    """Every finding of a known-differences file, and its entries when it has no error.
+    Pure; never raises for bad input. With `known_targets`, each entry's target must be
+    one of them."""
+    node, data, findings = parse(text, file)
+    if node is None:
+        if findings and findings[0].message == "empty file":
+            return [], []  # an empty file declares nothing
+        return findings, []
+    findings += schema_findings(data, node, file, _validator())
+    if isinstance(data, dict):
+        sink = Sink(node, file)
+        _cross_checks(data, sink, sorted(known_targets) if known_targets is not None else None)
+        findings += sink.found
+    findings.sort(key=lambda f: (f.line, f.column, f.severity, f.key, f.message))
+    if any(f.severity == "error" for f in findings):
+        return findings, []
+    return findings, _rules(data, node, file)
+
+
+def load_known(path: Path, known_targets: Collection[str] | None = None) -> list[Rule]:
+    """The project's known differences; none when the file does not exist. Raises
+    `ScenarioInvalid` with every error of a broken file."""
+    if not path.is_file():
+        return []
+    findings, rules = check_known_text(path.read_text(encoding="utf-8"), str(path), known_targets)
+    if any(f.severity == "error" for f in findings):
+        raise ScenarioInvalid(findings)
+    return rules
+
+
+def _cross_checks(data: dict[str, Any], sink: Sink, targets: list[str] | None) -> None:
+    seen: dict[str, int] = {}
+    for i, entry in mappings(data.get("differences")):
+        at = ("differences", i)
+        ident = entry.get("id")
+        if isinstance(ident, str):
+            if ident in seen:
+                sink.add((*at, "id"), f"duplicate id {ident!r} (entry {seen[ident] + 1})", HINT)
+            seen.setdefault(ident, i)
+        target = entry.get("target")
+        if isinstance(target, str) and targets is not None and target not in targets:
+            hint = did_you_mean(target, targets) or f"known targets: {', '.join(targets)}"
+            sink.add((*at, "target"), f"unknown target {target!r}", hint)
+        selector = entry.get("path")
+        if isinstance(selector, str) and selector:
+            try:
+                parse_selector(selector)
+            except ValueError as exc:
+                sink.add((*at, "path"), str(exc), HINT)
+        versions = entry.get("versions")
+        problem = versions_problem(versions) if isinstance(versions, str) and versions else None
+        if problem:
+            sink.add((*at, "versions"), problem, HINT)
+        reason = entry.get("reason")
+        if isinstance(reason, str) and reason and not reason.strip():
+            sink.add((*at, "reason"), "reason is blank", RULE_REASON_HINT)
+        _check_sides(entry.get("sides"), target, (*at, "sides"), sink)
+
+
+def _check_sides(sides: Any, target: Any, at: tuple[Any, ...], sink: Sink) -> None:
+    """Both sides are stated: the target's own and `others`, nothing else."""
+    if not isinstance(sides, dict):
+        return
+    if isinstance(target, str):
+        for needed in (target, OTHERS):
+            if needed not in sides:
+                sink.add(at, f"sides has no {needed!r}: state what each side does", HINT)
+        for name in sides:
+            if name not in (target, OTHERS):
+                hint = f"the sides are {target!r} (the entry's target) and {OTHERS!r}"
+                sink.add((*at, name), f"side {name!r} is neither the target nor others", hint)
+    for name, side in sides.items():
+        problem = side_problem(side)
+        if problem:
+            sink.add((*at, name), problem, HINT)
+
+
+def _rules(data: Any, root: Node, file: str) -> list[Rule]:
+    out: list[Rule] = []
+    for i, entry in mappings(data.get("differences") if isinstance(data, dict) else None):
+        node = locate(root, ("differences", i))
+        out.append(
+            Rule(
+                path=entry["path"],
+                reason=entry["reason"],
+                targets=[entry["target"]],
+                where=Where(file, node.start_mark.line + 1, node.start_mark.column + 1),
+                sides=dict(entry["sides"]),
+                id=entry["id"],
+                versions=entry.get("versions"),
+            )
+        )
+    return out

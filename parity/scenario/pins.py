@@ -1,0 +1,126 @@
+"""Pinned differences: what each side of a declared difference does, and which agent
+versions a known difference holds for.
+
+A declared difference (a project-level known difference, or a scenario `diverge` entry
+with `sides`) states each side as one of:
+
+- `absent`: the selector selects nothing in that side's view;
+- `{equals: V}`: every selected value is exactly `V` (type and value, as JSON carries them);
+- `{one_of: [V, ...]}`: every selected value is exactly one of these;
+- `{schema: S}`: every selected value validates against the JSON Schema `S`.
+
+A side other than `absent` also holds where the selector selects nothing (a scenario
+without a prompt has no `usage_update` to pin). A side that does not hold is drift,
+reported like any difference (`parity.checks.diff`). Versions are PEP 440 specifier
+sets (`==0.1.0rc8`, `>=0.1.0rc1,<0.2`); `0.1.0-rc.8` as an agent reports it is the
+same version as `0.1.0rc8`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from parity.scenario.selectors import get_path, select
+
+ABSENT = "absent"
+SIDE_FORMS = ("absent", "equals", "one_of", "schema")
+OTHERS = "others"
+"""The `sides` key for whatever target is on the other side of a comparison."""
+
+
+def exact(value: Any) -> str:
+    """A value's identity as JSON carries it: `2` and `2.0`, `true` and `1` differ."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
+
+
+def side_problem(side: Any) -> str | None:
+    """Why a side's declaration is malformed, or None (validation's message)."""
+    if side == ABSENT:
+        return None
+    if not isinstance(side, Mapping) or len(side) != 1:
+        return "a side is `absent`, or one of {equals: V}, {one_of: [V, ...]}, {schema: S}"
+    ((form, value),) = side.items()
+    if form not in SIDE_FORMS[1:]:
+        return f"unknown side form {form!r}: use equals, one_of or schema (or `absent`)"
+    if form == "one_of" and (not isinstance(value, list) or not value):
+        return "one_of lists the values a side may have (at least one)"
+    if form == "schema":
+        if not isinstance(value, Mapping):
+            return "schema is a JSON Schema object"
+        try:
+            jsonschema.Draft202012Validator.check_schema(dict(value))
+        except jsonschema.SchemaError as exc:
+            return f"invalid JSON Schema: {exc.message}"
+    return None
+
+
+def side_violation(side: Any, view: Any, selector: str) -> str | None:
+    """None when `view` does what `side` declares at `selector`; else what it does
+    instead, in words."""
+    values = [get_path(view, p) for p in select(view, selector)]
+    if side == ABSENT:
+        if values:
+            return f"declared absent, found {_show(values)}"
+        return None
+    ((form, expected),) = side.items()
+    for value in values:
+        if form == "equals" and exact(value) != exact(expected):
+            return f"declared equal to {_show([expected])}, found {_show([value])}"
+        if form == "one_of" and exact(value) not in {exact(v) for v in expected}:
+            return f"declared one of {_show(expected)}, found {_show([value])}"
+        if form == "schema":
+            error = jsonschema.exceptions.best_match(
+                jsonschema.Draft202012Validator(dict(expected)).iter_errors(value)
+            )
+            if error is not None:
+                where = "".join(f"[{p!r}]" for p in error.absolute_path)
+                rule = f"{error.validator} {_show([error.validator_value], 120)}"
+                return f"does not match the declared schema at {where or 'the value'}: {rule}"
+    return None
+
+
+def _show(values: list[Any], limit: int = 160) -> str:
+    text = ", ".join(exact(v) for v in values)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def versions_problem(spec: str) -> str | None:
+    """Why a `versions` specifier set does not parse, or None."""
+    try:
+        SpecifierSet(spec)
+    except InvalidSpecifier as exc:
+        return f"not a PEP 440 specifier set ({exc}); e.g. '==0.1.0rc8' or '>=0.1.0rc1,<0.2'"
+    return None
+
+
+def version_holds(spec: str | None, version: str | None) -> bool | None:
+    """Whether `version` is in `spec` (None: no spec, always); None when the version is
+    unknown or not a PEP 440 version, so the entry cannot be judged."""
+    if spec is None:
+        return True
+    if version is None:
+        return None
+    try:
+        return SpecifierSet(spec).contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return None
+
+
+def reported_version(view: Mapping[str, Any]) -> str | None:
+    """The version a run reports: the build stamp of the view's `agent` (the native
+    launch kit's), else the `agentInfo.version` of an `initialize` result."""
+    agent = view.get("agent")
+    if isinstance(agent, Mapping) and isinstance(agent.get("version"), str):
+        return str(agent["version"])
+    for step in view.get("steps", []):
+        result = step.get("result") if isinstance(step, Mapping) else None
+        info = result.get("agentInfo") if isinstance(result, Mapping) else None
+        if isinstance(info, Mapping) and isinstance(info.get("version"), str):
+            return str(info["version"])
+    return None
