@@ -1,0 +1,173 @@
+"""`compare` with the project's known differences, on the shipped recordings (pure).
+
+Both recorded views of `baseline/handshake` (native's from the real DSH 0.1.0-rc.8) and
+the shipped `known-differences.yaml`: the facts explain every difference; an edit on
+either side inside a declared difference is drift naming the entry; outside the
+versions an entry does not apply.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parity.checks.diff import compare
+from parity.checks.differences import DRIFT
+from parity.checks.known_ledger import Use, judge, ledger_lines
+from parity.scenario.known import check_known_text, load_known
+from parity.scenario.model import Rule
+from parity.view.dump import load_view
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def recorded(target: str) -> dict[str, Any]:
+    text = (REPO / "snapshots/baseline/handshake" / f"{target}.yaml").read_text()
+    view: dict[str, Any] = load_view(text)
+    return view
+
+
+KNOWN = load_known(REPO / "known-differences.yaml")
+
+
+def run(native: dict[str, Any], plus: dict[str, Any], known: list[Rule] = KNOWN) -> Any:
+    return compare(
+        native,
+        plus,
+        profile="exact",
+        diverge=[],
+        ref_name="native",
+        other_name="plus",
+        known=known,
+    )
+
+
+def test_the_shipped_facts_explain_every_difference() -> None:
+    report = run(recorded("native"), recorded("plus"))
+    assert report.ok, report.render()
+    assert set(report.known_used) == {"native-agent-info", "native-prompt-capabilities-only"}
+    assert report.suppressed
+
+
+@pytest.mark.parametrize(
+    ("side", "edit", "entry"),
+    [
+        (
+            "native",
+            lambda v: v["steps"][0]["result"]["agentInfo"].update(version="0.0.2"),
+            "native-agent-info",
+        ),
+        (
+            "plus",
+            lambda v: v["steps"][0]["result"]["agentInfo"].pop("version"),
+            "native-agent-info",
+        ),
+        (
+            "native",
+            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(x=1),
+            "native-prompt-capabilities-only",
+        ),
+        (
+            "native",
+            lambda v: v["steps"][0]["result"].update(configOptions=[]),
+            "native-session-new-only-session-id",
+        ),
+    ],
+)
+def test_an_edit_inside_a_declared_difference_is_drift(side: str, edit: Any, entry: str) -> None:
+    views = {"native": recorded("native"), "plus": recorded("plus")}
+    edit(views[side])
+    report = run(views["native"], views["plus"])
+    drift = [d for d in report.differences if d.category == DRIFT]
+    assert not report.ok
+    assert [d.detail.split(",")[0] for d in drift] == [f"known difference {entry!r}"], drift
+    assert f"{side} side" in drift[0].detail
+
+
+def test_a_version_outside_the_range_is_compared_without_the_entries() -> None:
+    native = recorded("native")
+    native["agent"]["version"] = "0.2.0"
+    report = run(native, recorded("plus"))
+    assert report.known_applied == []
+    assert {d.path for d in report.differences} >= {
+        "steps[0].result.agentInfo.name",
+        "steps[0].result.agentCapabilities.mcpCapabilities",
+    }
+
+
+def test_an_unknown_version_is_unjudged_not_applied() -> None:
+    native = recorded("native")
+    del native["agent"]
+    native["steps"][0]["result"]["agentInfo"].pop("version")
+    report = run(native, recorded("plus"))
+    assert "native-agent-info" in report.known_unjudged
+    assert not report.ok
+
+
+def test_type_exact_pins() -> None:
+    text = (
+        "differences:\n  - id: n\n    target: native\n    path: steps[*].result.n\n"
+        "    sides: {native: {equals: 2}, others: {one_of: [true, '1']}}\n    reason: r\n"
+    )
+    findings, known = check_known_text(text, "k.yaml", ["native", "plus"])
+    assert findings == []
+
+    def views(a: Any, b: Any) -> Any:
+        return run({"steps": [{"result": {"n": a}}]}, {"steps": [{"result": {"n": b}}]}, known)
+
+    assert views(2, True).ok and views(2, "1").ok
+    for a, b in [(2.0, True), (2, 1), (2, 1.0), ("2", True), (None, True)]:
+        assert any(d.category == DRIFT for d in views(a, b).differences), (a, b)
+
+
+def test_the_ledger_fails_only_a_complete_run() -> None:
+    used = Use(("a", "b"), ("a",))
+    rules = [Rule("x", "r", ["native"], id="a"), Rule("y", "r", ["native"], id="b")]
+    complete = judge(rules, [used], None)
+    assert [r.id for r in complete.stale] == ["b"] and not complete.ok
+    partial = judge(rules, [used], "partial run: 1 item(s) deselected")
+    assert partial.ok and [(r.id, why) for r, why in partial.unchecked] == [
+        ("b", "partial run: 1 item(s) deselected")
+    ]
+    versioned = Rule("z", "r", ["native"], id="c", versions="==0.1.0rc8")
+    out_of_range = judge([versioned], [Use((), ())], None)
+    assert (
+        out_of_range.ok
+        and "no run of native in versions ==0.1.0rc8" in out_of_range.unchecked[0][1]
+    )
+    assert (
+        ledger_lines(complete, 2)[0] == "known differences: 1 of 2 explained a difference, 1 stale"
+    )
+
+
+def test_scenario_rules_pin_sides_too() -> None:
+    rule = Rule(
+        "steps[0]",
+        "r",
+        ["native"],
+        sides={
+            "native": {"equals": {"error": {"code": -32601}}},
+            "others": {"equals": {"result": {}}},
+        },
+    )
+    native = {"steps": [{"error": {"code": -32601}}]}
+    assert compare(
+        native,
+        {"steps": [{"result": {}}]},
+        profile="exact",
+        diverge=[rule],
+        ref_name="native",
+        other_name="plus",
+    ).ok
+    drifted = compare(
+        copy.deepcopy(native) | {"steps": [{"error": {"code": -32600}}]},
+        {"steps": [{"result": {}}]},
+        profile="exact",
+        diverge=[rule],
+        ref_name="native",
+        other_name="plus",
+    )
+    assert [d.category for d in drifted.differences] == [DRIFT]
