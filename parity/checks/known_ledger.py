@@ -87,8 +87,11 @@ def ledger_lines(ledger: Ledger, total: int) -> list[str]:
             f"{_target(rule)} explained no difference in the whole run; delete it, or fix "
             "the target it describes"
         )
+    by_reason: dict[str, list[str]] = {}
     for rule, why in ledger.unchecked:
-        lines.append(f"  not checked: {rule.id!r} ({why})")
+        by_reason.setdefault(why, []).append(rule.id)
+    for why, ids in by_reason.items():
+        lines.append(f"  not checked ({why}): {', '.join(ids)}")
     return lines
 
 
