@@ -3,8 +3,10 @@ report.
 
 `parity.checks.differences` finds the typed differences; here the scenario's `diverge`
 rules (selector + reason) suppress the differences at or below what they select in
-either view. An applicable rule that suppresses nothing is stale, and a stale rule fails
-the report like a difference: the scenario no longer says what is true.
+either view, as compared (`comparable_views`: so every printed path, used as a rule,
+matches its difference). An applicable rule that suppresses nothing is stale, and a
+stale rule fails the report like a difference: the scenario no longer says what is
+true.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.checks.diff_text import side_by_side
-from parity.checks.differences import Difference, find_differences
+from parity.checks.differences import Difference, comparable_views, find_differences
 from parity.scenario.model import Rule
 from parity.scenario.selectors import Path, select
 
@@ -94,8 +96,11 @@ def compare(
 ) -> ParityReport:
     """Compare two normalized views of one scenario; `ref` is the parity reference.
 
-    Diverge rules apply when their `targets` is None or names either side.
+    Diverge rules apply when their `targets` is None or names either side. They select
+    in the views the differences were found in (`comparable_views`), so every path a
+    difference prints, used as a rule's path, selects it.
     """
+    ref, other = comparable_views(ref, other)
     found = find_differences(ref, other, profile)
     report = ParityReport(scenario, ref_name, other_name, profile)
     rules = [

@@ -84,8 +84,24 @@ class Difference:
 
 
 def find_differences(ref: dict[str, Any], other: dict[str, Any], profile: str) -> list[Difference]:
-    """Every difference between two views of one scenario; `ref` is the reference."""
+    """Every difference between two views of one scenario; `ref` is the reference.
+    Paths are in the views `comparable_views` makes of them (the model requests in
+    canonical form when the two sides speak different dialects)."""
+    ref, other = comparable_views(ref, other)
     return _Comparer(profile).views(ref, other)
+
+
+def comparable_views(
+    ref: dict[str, Any], other: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two views as compared: as they are, except `model`, which is what
+    `comparable_models` makes of the two sides. Every path a difference prints is a
+    path in these views, so `diverge` rules are applied to them (`parity.checks.diff`)."""
+    mine, theirs = ref.get("model", []), other.get("model", [])
+    ref_model, other_model = comparable_models(mine, theirs)
+    if ref_model is mine and other_model is theirs:
+        return ref, other
+    return {**ref, "model": ref_model}, {**other, "model": other_model}
 
 
 def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -139,8 +155,7 @@ class _Comparer:
         self.step = (None, "", "")
         for key in ("before", "after"):
             self.items((key,), ref.get(key, []), other.get(key, []), updates=True)
-        ref_model, other_model = comparable_models(ref.get("model", []), other.get("model", []))
-        self.items(("model",), ref_model, other_model, category=MODEL_REQUEST)
+        self.items(("model",), ref.get("model", []), other.get("model", []), category=MODEL_REQUEST)
         skip = IGNORED_TOP | {"steps", "before", "after", "model"}
         for key in sorted((set(ref) | set(other)) - skip):
             self.fields((key,), ref.get(key, ABSENT), other.get(key, ABSENT), (key,))
