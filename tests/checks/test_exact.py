@@ -191,3 +191,16 @@ def test_outcomes_compare_exactly(where: str) -> None:
 
     assert paths(step(-32601), step(-32601.0)) != []
     assert paths(step(-32601), step(-32601)) == []
+
+
+def test_an_answer_goes_to_the_agent_request_with_the_same_id_and_type() -> None:
+    from parity.view.ownership import _match_answers
+    from tests.support.wire import Wire
+
+    wire = Wire()
+    asks = [
+        wire.frame("in", {"jsonrpc": "2.0", "id": ident, "method": "x/ask", "params": {}})
+        for ident in (1, 1.0)
+    ]
+    answer = wire.frame("out", {"jsonrpc": "2.0", "id": 1, "result": {}})
+    assert _match_answers(wire.t) == {asks[0]: answer}  # not the later 1.0
