@@ -3,10 +3,11 @@ report.
 
 `parity.checks.differences` finds the typed differences; here the scenario's `diverge`
 rules and the project's known differences (selector + reason, `parity.scenario.known`)
-suppress the differences at or below what they select in either view. A scenario rule
-that suppresses nothing is stale, and a stale rule fails the report like a difference:
-the scenario no longer says what is true. A rule that states its `sides` is pinned: a
-side that stops doing what it declares is drift (`parity.scenario.pins`).
+suppress the differences at or below what they select in either view, as compared
+(`comparable_views`: so every printed path, used as a rule, matches its difference). A
+scenario rule that suppresses nothing is stale, and a stale rule fails the report like a
+difference: the scenario no longer says what is true. A rule that states its `sides` is
+pinned: a side that stops doing what it declares is drift (`parity.scenario.pins`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.checks.diff_text import side_by_side
-from parity.checks.differences import ABSENT, DRIFT, Difference, find_differences
+from parity.checks.differences import (
+    ABSENT,
+    DRIFT,
+    Difference,
+    comparable_views,
+    find_differences,
+)
 from parity.scenario.model import Rule
 from parity.scenario.pins import OTHERS, reported_version, side_violation, version_holds
 from parity.scenario.selectors import Path, get_path, select
@@ -108,10 +115,13 @@ def compare(
 
     Rules (the scenario's `diverge`, then the project's `known` differences) apply when
     their `targets` is None or names either side; a known difference also needs the
-    version its target's run reports inside its `versions`. Every applicable rule with
-    `sides` is checked on both views, whether or not it explains a difference here: a
-    side that no longer does what it declares is drift.
+    version its target's run reports inside its `versions`. They select in the views the
+    differences were found in (`comparable_views`), so every path a difference prints,
+    used as a rule's path, selects it. Every applicable rule with `sides` is checked on
+    both views, whether or not it explains a difference here: a side that no longer does
+    what it declares is drift.
     """
+    ref, other = comparable_views(ref, other)
     found = find_differences(ref, other, profile)
     report = ParityReport(scenario, ref_name, other_name, profile)
     views = {ref_name: ref, other_name: other}

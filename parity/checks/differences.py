@@ -3,13 +3,18 @@
 Steps are compared pairwise (both runs played the same scenario). Inside a step the
 lists of messages the agent sent (updates, agent requests, notes) are aligned like a
 text diff, so one missing update shows as one `missing update`, not as every later
-update shifted by one. Paired items are compared with deepdiff for field-level paths.
+update shifted by one. Paired items are compared field by field, one path per leaf.
 
 Each difference gets one category (in the spirit of Diffy's typed differences):
 stop reason, error, missing update, extra update, changed field, ordering only,
 chunking only, model request. "update" covers every item the agent sent in a step
 (session updates, agent requests, notes), the path says which list it is.
 `parity.checks.diff` applies the scenario's `diverge` rules to what this finds.
+
+Values are compared exactly, as JSON carries them (`parity.view.exact`): `2` and `2.0`,
+`true` and `1`, `"1"` and `1`, `null` and an absent key all differ. Lists inside items
+are aligned here too, over exact canonical texts (deepdiff, used before, aligns lists
+by `==`: it reported nothing for `[1]` against `[1.0]` or `[true]`).
 """
 
 from __future__ import annotations
@@ -18,11 +23,11 @@ import difflib
 import json
 from collections import deque
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from parity.scenario.selectors import Path, format_path
+from parity.view.exact import json_equal
 from parity.view.semantic import merge_chunks
 
 STOP_REASON = "stop reason"
@@ -82,8 +87,24 @@ class Difference:
 
 
 def find_differences(ref: dict[str, Any], other: dict[str, Any], profile: str) -> list[Difference]:
-    """Every difference between two views of one scenario; `ref` is the reference."""
+    """Every difference between two views of one scenario; `ref` is the reference.
+    Paths are in the views `comparable_views` makes of them (the model requests in
+    canonical form when the two sides speak different dialects)."""
+    ref, other = comparable_views(ref, other)
     return _Comparer(profile).views(ref, other)
+
+
+def comparable_views(
+    ref: dict[str, Any], other: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two views as compared: as they are, except `model`, which is what
+    `comparable_models` makes of the two sides. Every path a difference prints is a
+    path in these views, so `diverge` rules are applied to them (`parity.checks.diff`)."""
+    mine, theirs = ref.get("model", []), other.get("model", [])
+    ref_model, other_model = comparable_models(mine, theirs)
+    if ref_model is mine and other_model is theirs:
+        return ref, other
+    return {**ref, "model": ref_model}, {**other, "model": other_model}
 
 
 def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -137,8 +158,7 @@ class _Comparer:
         self.step = (None, "", "")
         for key in ("before", "after"):
             self.items((key,), ref.get(key, []), other.get(key, []), updates=True)
-        ref_model, other_model = comparable_models(ref.get("model", []), other.get("model", []))
-        self.items(("model",), ref_model, other_model, category=MODEL_REQUEST)
+        self.items(("model",), ref.get("model", []), other.get("model", []), category=MODEL_REQUEST)
         skip = IGNORED_TOP | {"steps", "before", "after", "model"}
         for key in sorted((set(ref) | set(other)) - skip):
             self.fields((key,), ref.get(key, ABSENT), other.get(key, ABSENT), (key,))
@@ -201,17 +221,17 @@ class _Comparer:
         if (ea is ABSENT) != (eb is ABSENT):
             self.add(ERROR, base, base, _outcome(a), _outcome(b), "one side failed")
             return
-        if ea != eb:
+        if not json_equal(ea, eb):
             self.add(ERROR, (*base, "error"), (*base, "error"), ea, eb)
         stop_a = ra.get("stopReason", ABSENT) if isinstance(ra, dict) else ABSENT
         stop_b = rb.get("stopReason", ABSENT) if isinstance(rb, dict) else ABSENT
-        if stop_a != stop_b:
+        if not json_equal(stop_a, stop_b):
             path = (*base, "result", "stopReason")
             self.add(STOP_REASON, path, path, stop_a, stop_b)
         if isinstance(ra, dict) and isinstance(rb, dict):
             ra = {k: v for k, v in ra.items() if k != "stopReason"}
             rb = {k: v for k, v in rb.items() if k != "stopReason"}
-        elif stop_a != stop_b:
+        elif not json_equal(stop_a, stop_b):
             return
         self.fields((*base, "result"), ra, rb, (*base, "result"))
 
@@ -220,11 +240,12 @@ class _Comparer:
     ) -> None:
         """Field-level differences of two values, one per changed leaf.
 
-        Objects are walked key by key here (fast: a long run can pair tens of thousands
-        of updates); lists inside them go to deepdiff, which aligns added and removed
-        elements.
+        Objects are walked key by key (fast: a long run can pair tens of thousands of
+        updates); lists are aligned like a text diff over their items' exact canonical
+        texts, replaced runs compared pairwise and the rest reported as added or removed
+        (what deepdiff reports, without its blindness to `1` against `1.0` in a list).
         """
-        if a == b:
+        if json_equal(a, b):
             return
         if isinstance(a, dict) and isinstance(b, dict):
             for key in [*a, *(k for k in b if k not in a)]:
@@ -236,13 +257,7 @@ class _Comparer:
                     category,
                 )
             return
-        if (
-            a is ABSENT
-            or b is ABSENT
-            or not _container(a)
-            or not _container(b)
-            or type(a) is not type(b)
-        ):
+        if not (isinstance(a, list) and isinstance(b, list)):
             self.add(
                 category,
                 ref_base if a is not ABSENT else None,
@@ -251,18 +266,19 @@ class _Comparer:
                 b,
             )
             return
-        tree = DeepDiff(a, b, verbose_level=2, view="tree")
-        for report_type in sorted(tree):
-            for level in tree[report_type]:
-                rel = tuple(level.path(output_format="list"))
-                t1 = ABSENT if _not_present(level.t1) else level.t1
-                t2 = ABSENT if _not_present(level.t2) else level.t2
-                self.add(
+        matcher = difflib.SequenceMatcher(
+            None, [_canon(x) for x in a], [_canon(x) for x in b], autojunk=False
+        )
+        for op, i1, i2, j1, j2 in matcher.get_opcodes():
+            if op == "equal":
+                continue
+            for i, j in zip_longest(range(i1, i2), range(j1, j2)):
+                self.fields(
+                    (*ref_base, i) if i is not None else ref_base,
+                    a[i] if i is not None else ABSENT,
+                    b[j] if j is not None else ABSENT,
+                    (*other_base, j) if j is not None else other_base,
                     category,
-                    (*ref_base, *rel) if t1 is not ABSENT else None,
-                    (*other_base, *rel) if t2 is not ABSENT else None,
-                    t1,
-                    t2,
                 )
 
     def items(
@@ -275,7 +291,7 @@ class _Comparer:
         category: str | None = None,
     ) -> None:
         """Differences between two lists of wire items (aligned like a text diff)."""
-        if la == lb:
+        if json_equal(la, lb):
             return
         ka, kb = [_canon(x) for x in la], [_canon(x) for x in lb]
         if category is None and sorted(ka) == sorted(kb):
@@ -346,7 +362,9 @@ def _kind(item: Any) -> Any:
 
 
 def _canon(item: Any) -> str:
-    return json.dumps(item, sort_keys=True, default=str)
+    """An item's exact text for alignment: JSON keeps `1`, `1.0`, `true` and `"1"` apart
+    (`default=repr`: nothing outside JSON is mistaken for a string)."""
+    return json.dumps(item, sort_keys=True, default=repr)
 
 
 def _merged(items: list[Any]) -> list[str]:
@@ -373,11 +391,3 @@ def _outcome(step: dict[str, Any]) -> Any:
     if "result" in step:
         return {"result": step["result"]}
     return ABSENT
-
-
-def _container(value: Any) -> bool:
-    return isinstance(value, dict | list)
-
-
-def _not_present(value: Any) -> bool:
-    return type(value).__name__ == "NotPresent"

@@ -33,7 +33,8 @@ class _Seg:
 FILTER_KEYS = ("sessionUpdate", "method")
 
 _TOKEN = re.compile(
-    r"""\.?(\*\*|\*|[^.\[\]]+)|\[(\*|-?\d+|"[^"]*"|'[^']*')\]|\[([^\[\]=]+)=([^\[\]]*)\]"""
+    r"""\.?(\*\*|\*|[^.\[\]]+)|\[(\*|-?\d+|"(?:[^"\\]|\\.)*"|'[^']*')\]"""
+    r"""|\[([^\[\]=]+)=([^\[\]]*)\]"""
 )
 
 
@@ -64,12 +65,24 @@ def parse_selector(selector: str) -> list[_Seg]:
             segs.append(_Seg("key", key=name))
         elif bracket == "*":
             segs.append(_Seg("each"))
-        elif bracket[0] in "\"'":
+        elif bracket[0] == '"':
+            # A JSON string: `format_path` writes odd keys so (quotes, backslashes).
+            segs.append(_Seg("key", key=_json_key(bracket, selector, pos)))
+        elif bracket[0] == "'":
             segs.append(_Seg("key", key=bracket[1:-1]))
         else:
             segs.append(_Seg("index", index=int(bracket)))
         pos = m.end()
     return segs
+
+
+def _json_key(quoted: str, selector: str, pos: int) -> str:
+    try:
+        key = json.loads(quoted)
+    except ValueError:
+        raise ValueError(f"bad selector {selector!r} at column {pos + 1}") from None
+    assert isinstance(key, str)
+    return key
 
 
 def select(root: Any, selector: str) -> list[Path]:
@@ -149,10 +162,10 @@ def format_path(path: Path) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif re.fullmatch(r"[^.\[\]*]+", part):
+        elif re.fullmatch(r"[^.\[\]*]+", part) and part == part.strip():
             out += f".{part}" if out else part
         else:
-            out += f"[{json.dumps(part)}]"
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
     return out or "<root>"
 
 

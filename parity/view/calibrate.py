@@ -11,13 +11,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from parity.scenario.selectors import format_path
+from parity.view.exact import json_equal
 
 PathT = tuple[str | int, ...]
 
 
 def differing_paths(a: Any, b: Any, path: PathT = ()) -> list[PathT]:
-    """Leaf paths where two views disagree (a key or item present on one side only
-    counts at its own path), in document order."""
+    """Leaf paths where two views disagree, type included (`json_equal`: `1` is not
+    `1.0`); a key or item present on one side only counts at its own path; document
+    order."""
     if isinstance(a, dict) and isinstance(b, dict):
         out: list[PathT] = []
         for key in [*a, *(k for k in b if k not in a)]:
@@ -34,7 +36,7 @@ def differing_paths(a: Any, b: Any, path: PathT = ()) -> list[PathT]:
             else:
                 out.append((*path, i))
         return out
-    return [] if a == b else [path]
+    return [] if json_equal(a, b) else [path]
 
 
 def mask_proposal(paths: Sequence[PathT], target: str, runs: int) -> str:

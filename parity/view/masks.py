@@ -3,6 +3,11 @@
 Every mask is counted in the view (`masked`: selector -> values replaced) so masking never
 hides an assertion silently; a mask that matched nothing keeps count 0 and is reported
 (`unmatched_masks`, the summary's mask lines).
+
+A mask hides an unstable value, not its type: a string, object or list becomes
+`<masked>`, a number, boolean or null `<masked:integer>`, `<masked:float>`,
+`<masked:boolean>`, `<masked:null>` (`masked_value`), so a counter that turns into a
+float, or a flag into `1`, is still a difference.
 """
 
 from __future__ import annotations
@@ -12,8 +17,16 @@ from typing import Any
 
 from parity.scenario.model import Rule
 from parity.scenario.selectors import Path, get_path, select
+from parity.view.exact import json_type
 
 MASKED = "<masked>"
+
+
+def masked_value(value: Any) -> str:
+    """What a mask leaves of `value`: `<masked>`, naming the JSON type of a scalar that
+    is not a string (objects and lists stay `<masked>`, as recorded snapshots hold them)."""
+    kind = json_type(value)
+    return f"<masked:{kind}>" if kind in ("integer", "float", "boolean", "null") else MASKED
 
 
 def apply_masks(root: dict[str, Any], masks: Sequence[Rule]) -> dict[str, int]:
@@ -31,7 +44,7 @@ def apply_masks(root: dict[str, Any], masks: Sequence[Rule]) -> dict[str, int]:
         for path in sorted(paths, key=len):
             if any(path[:n] in done for n in range(len(path) + 1)):
                 continue
-            _set_path(root, path, MASKED)
+            _set_path(root, path, masked_value(get_path(root, path)))
             done.add(path)
             counts[selector] += 1
     return counts

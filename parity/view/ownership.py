@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.transcript import Frame, StepRecord, Transcript
+from parity.view.exact import exact_key
 from parity.view.tokens import hashable
 
 
@@ -27,7 +28,8 @@ class Ownership:
     own: set[int] = field(default_factory=set)
     """The steps' own request and response frames."""
     answers: dict[int, int] = field(default_factory=dict)
-    """Agent request seq -> seq of the harness's answer (first response with its id)."""
+    """Agent request seq -> seq of the harness's answer (first response with its id, of
+    the same JSON type: `exact_key`)."""
 
     @property
     def used(self) -> set[int]:
@@ -103,7 +105,8 @@ def frame_steps(transcript: Transcript) -> dict[int, int]:
 
 
 def _match_answers(t: Transcript) -> dict[int, int]:
-    """Agent request seq -> seq of the harness's answer (first response with its id)."""
+    """Agent request seq -> seq of the harness's answer (first response with its id, of
+    the same JSON type: `exact_key`)."""
     pending: dict[Any, int] = {}
     answers: dict[int, int] = {}
     for f in t.frames:
@@ -111,9 +114,9 @@ def _match_answers(t: Transcript) -> dict[int, int]:
         if not isinstance(msg, dict) or not hashable(msg.get("id")):
             continue
         if f.direction == "in" and "method" in msg and "id" in msg:
-            pending[msg["id"]] = f.seq
-        elif f.direction == "out" and "method" not in msg and msg.get("id") in pending:
-            answers[pending.pop(msg["id"])] = f.seq
+            pending[exact_key(msg["id"])] = f.seq
+        elif f.direction == "out" and "method" not in msg and exact_key(msg.get("id")) in pending:
+            answers[pending.pop(exact_key(msg.get("id")))] = f.seq
     return answers
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
+from parity.view.exact import json_equal
 from parity.view.tokens import hashable
 
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
@@ -199,8 +200,8 @@ def merge_chunks(updates: list[Any]) -> list[Any]:
             _text_chunk(u)
             and _text_chunk(prev)
             and prev["sessionUpdate"] == u["sessionUpdate"]
-            and prev.get("messageId") == u.get("messageId")
-            and prev.get("session") == u.get("session")
+            and _same(prev, u, "messageId")
+            and _same(prev, u, "session")
         ):
             assert last_text is not None
             merged = dict(prev)
@@ -234,3 +235,8 @@ def _drop_meta(value: Any) -> Any:
     if isinstance(value, list):
         return [_drop_meta(v) for v in value]
     return value
+
+
+def _same(a: dict[str, Any], b: dict[str, Any], key: str) -> bool:
+    """Both have `key` with the same JSON value, or neither has it (`null` is no absence)."""
+    return (key in a) == (key in b) and json_equal(a.get(key), b.get(key))

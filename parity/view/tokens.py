@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from parity.view.exact import exact_key
+
 TIME = "<time>"
 DATE = "<date>"
 
@@ -39,7 +41,8 @@ UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-
 
 
 class Tokens:
-    """Positional tokens per id kind for one run: value -> `<kind:n>`."""
+    """Positional tokens per id kind for one run: value -> `<kind:n>`. Values are told
+    apart by JSON type (`exact_key`): request ids `1`, `1.0` and `"1"` are three ids."""
 
     def __init__(
         self,
@@ -92,17 +95,18 @@ class Tokens:
     def register(self, kind: str, value: Any) -> str:
         """Give `value` the next token of `kind` unless it has one; return the token."""
         table = self._by_kind.setdefault(kind, {})
-        if value not in table:
-            table[value] = f"<{kind}:{len(table) + 1}>"
+        key = exact_key(value)
+        if key not in table:
+            table[key] = f"<{kind}:{len(table) + 1}>"
             if isinstance(value, str) and len(value) >= SUBSTRING_MIN:
-                self._long.append((value, table[value]))
+                self._long.append((value, table[key]))
                 self._long.sort(key=lambda pair: -len(pair[0]))
-        return table[value]
+        return table[key]
 
     def lookup(self, kind: str, value: Any) -> Any:
         """The token of `value` in `kind`, or `value` itself when it has none."""
         try:
-            return self._by_kind.get(kind, {}).get(value, value)
+            return self._by_kind.get(kind, {}).get(exact_key(value), value)
         except TypeError:  # unhashable junk where an id should be
             return value
 
@@ -129,7 +133,7 @@ class Tokens:
                 self.discover_uuids(v)
         elif isinstance(value, str) and len(value) >= 36:
             for found in UUID.findall(value):
-                if not any(found in table for table in self._by_kind.values()):
+                if not any(exact_key(found) in table for table in self._by_kind.values()):
                     self.register("uuid", found)
 
     def scrub(self, value: Any, key: str | None = None) -> Any:

@@ -134,7 +134,12 @@ def test_masks_replace_count_and_report_unmatched() -> None:
     ]
     v = view(peer_turn().t, "exact", masks)
     updates = v["steps"][0]["updates"]
-    assert updates[-1] == {"sessionUpdate": "usage_update", "size": 1024, "used": MASKED}
+    # A masked number keeps its JSON type: `used` turning into a float would still show.
+    assert updates[-1] == {
+        "sessionUpdate": "usage_update",
+        "size": 1024,
+        "used": "<masked:integer>",
+    }
     assert [m["body"]["messages"] for m in v["model"]] == [MASKED, MASKED]
     assert v["steps"][0]["result"]["stopReason"] == "end_turn"  # native-only mask not applied
     assert v["masked"] == {
@@ -146,7 +151,7 @@ def test_masks_replace_count_and_report_unmatched() -> None:
 
 
 def test_masks_under_an_already_masked_value_count_once() -> None:
-    root: dict[str, Any] = {"a": {"b": {"c": 1}}, "xs": [1, 2]}
+    root: dict[str, Any] = {"a": {"b": {"c": 1}}, "xs": [1, "2"]}
     counts = apply_masks(
         root,
         [
@@ -157,6 +162,26 @@ def test_masks_under_an_already_masked_value_count_once() -> None:
     )
     assert root == {"a": MASKED, "xs": [1, MASKED]}
     assert counts == {"a": 1, "a.b.c": 0, "xs[-1]": 1}
+
+
+@pytest.mark.parametrize(
+    ("value", "masked"),
+    [
+        ("text", MASKED),
+        ({"k": 1}, MASKED),
+        ([1], MASKED),
+        (2, "<masked:integer>"),
+        (2.0, "<masked:float>"),
+        (True, "<masked:boolean>"),
+        (0, "<masked:integer>"),
+        (False, "<masked:boolean>"),
+        (None, "<masked:null>"),
+    ],
+)
+def test_a_mask_keeps_the_json_type_of_a_scalar(value: Any, masked: str) -> None:
+    root: dict[str, Any] = {"v": value}
+    apply_masks(root, [Rule(path="v", reason="r")])
+    assert root == {"v": masked}
 
 
 @pytest.mark.parametrize(
