@@ -214,7 +214,7 @@ def merge_chunks(updates: list[Any]) -> list[Any]:
         out.append(u)
         if _text_chunk(u):
             last_text = len(out) - 1
-        elif not (isinstance(u, dict) and u.get("sessionUpdate") in TRANSPARENT):
+        elif not (isinstance(u, dict) and _kind(u) in TRANSPARENT):
             last_text = None
     return out
 
@@ -222,7 +222,7 @@ def merge_chunks(updates: list[Any]) -> list[Any]:
 def _text_chunk(u: Any) -> TypeGuard[dict[str, Any]]:
     return (
         isinstance(u, dict)
-        and u.get("sessionUpdate") in CHUNK_KINDS
+        and _kind(u) in CHUNK_KINDS
         and isinstance(u.get("content"), dict)
         and u["content"].get("type") == "text"
         and isinstance(u["content"].get("text"), str)
@@ -240,3 +240,10 @@ def _drop_meta(value: Any) -> Any:
 def _same(a: dict[str, Any], b: dict[str, Any], key: str) -> bool:
     """Both have `key` with the same JSON value, or neither has it (`null` is no absence)."""
     return (key in a) == (key in b) and json_equal(a.get(key), b.get(key))
+
+
+def _kind(u: dict[str, Any]) -> str | None:
+    """An update's `sessionUpdate` when it is a string (an agent can send anything there:
+    a list would not even hash)."""
+    kind = u.get("sessionUpdate")
+    return kind if isinstance(kind, str) else None

@@ -141,3 +141,11 @@ def test_every_printed_path_selects_its_difference_across_dialects(
     if flip:
         ref, other = other, ref
     assert_printed_paths_select(ref, other)
+
+
+def test_an_update_kind_of_another_type_is_a_difference_not_a_crash() -> None:
+    """Found by the property above: `sessionUpdate: []` did not hash in the chunk merge."""
+    ref = with_value(None)
+    other = copy.deepcopy(ref)
+    other["steps"][0]["updates"][0]["sessionUpdate"] = []
+    assert assert_printed_paths_select(ref, other) == 2  # not paired: missing + extra
