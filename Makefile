@@ -22,9 +22,11 @@ $(SCHEMA): $(STAMP) parity/checks/acp_schema.py
 schema: $(SCHEMA)
 
 ## make parity: every scenario against every available target, then the summary table.
-## REQUIRE=native,plus turns a check that could not run or compare into a failure.
+## REQUIRE=native,plus: every check involving them must compare, live or against their
+## recorded snapshot (neither fails). LIVE=native,plus: they must run live here (a
+## recording does not stand in; one that cannot run fails its items and parity checks).
 parity: $(STAMP) $(SCHEMA)
-	$(BIN)/parity run $(if $(REQUIRE),--require-targets $(REQUIRE))
+	$(BIN)/parity run $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
 ## make test: unit and integration tests of both packages, plus the parity suite, then
 ## the DSH plugin's node tests against the real fake LLM.

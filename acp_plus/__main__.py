@@ -8,11 +8,13 @@ line on stderr and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from acp_plus.config import default_home, load_file
 from acp_plus.config_schema import SCHEMA, ConfigError
@@ -102,11 +104,26 @@ def main(argv: list[str] | None = None) -> int:
 
     from acp_plus.server.stdio import run_stdio
 
+    # No `asyncio.run`: its cleanup waits for every task (an MCP client's shielded
+    # shutdown) and executor thread, and then the interpreter's own finalization tears
+    # down the SDKs' module graph (openai, mcp, pydantic: 0.5 to 1.5 s on a loaded
+    # machine). `run_stdio` has closed the sessions, killed every descendant and flushed
+    # stdout when it returns, so the process ends there (`_leave`).
+    runner = asyncio.Runner()
     try:
-        asyncio.run(run_stdio(config))
+        runner.run(run_stdio(config))
     except KeyboardInterrupt:
         return 130
-    return 0
+    _leave(0)
+
+
+def _leave(status: int) -> NoReturn:
+    """End the process now: logs and stdio flushed, no interpreter finalization."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":

@@ -252,14 +252,27 @@ class Connection:
                 future.set_exception(ConnectionClosed("client closed the connection"))
 
     async def finish(self, timeout: float) -> None:
-        """After EOF: give in-flight handlers `timeout` seconds, then cancel the rest."""
+        """After EOF: give in-flight handlers `timeout` seconds, then cancel the rest
+        (and give those at most `timeout` again to unwind)."""
         if self._tasks:
             _done, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
             for task in pending:
                 task.cancel()
             if pending:
-                await asyncio.wait(pending, timeout=0.5)
+                await asyncio.wait(pending, timeout=min(timeout, 0.5) or 0.01)
         self.closed = True
+
+    async def flush(self, timeout: float) -> None:
+        """Wait, at most `timeout` seconds, until every frame written has left the
+        process (before it ends without the interpreter's own cleanup)."""
+        transport = getattr(self._sink, "transport", None)
+        if not isinstance(transport, asyncio.WriteTransport):
+            return
+        deadline = asyncio.get_running_loop().time() + timeout
+        while transport.get_write_buffer_size() and not transport.is_closing():
+            if asyncio.get_running_loop().time() >= deadline:
+                return
+            await asyncio.sleep(0.005)
 
 
 async def _unless_aborted(work: Awaitable[Any], ctx: RequestContext) -> Any:

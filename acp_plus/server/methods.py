@@ -51,7 +51,9 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 AGENT_INFO = {"name": "dsh-acp-plus", "version": "0.1.0"}
-TEARDOWN_SECONDS = 1.5
+TEARDOWN_SECONDS = 1.0
+"""Seconds the sessions get to close at teardown (the rest of `server.stdio`'s budget
+closes the providers and the connection)."""
 
 Handler = Callable[[dict[str, Any], RequestContext], Awaitable[Any]]
 

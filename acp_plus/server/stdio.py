@@ -25,9 +25,18 @@ def kill_descendants() -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+SESSIONS_BUDGET = 1.3
+"""Seconds the teardown waits for the sessions to close (`Server.dispose`): closing waits
+on processes acp-plus does not control (an MCP server leaving on EOF, a tool's process
+tree); whatever is still running then is killed."""
+TEARDOWN_BUDGET = 1.6
+"""Seconds from stdin EOF (or a signal) until `run_stdio` returns; the caller then ends
+the process at once (`acp_plus.__main__`), inside the 2 s a client waits."""
+
+
 async def run_stdio(config: Config) -> None:
     """Serve ACP on stdin/stdout until stdin reaches EOF (or SIGTERM/SIGHUP/SIGINT), then
-    tear down within 2 s, leaving no child process behind."""
+    tear down within `TEARDOWN_BUDGET` seconds, leaving no child process behind."""
     reader, sink = await open_stdio()
     server = Server(config)
     conn = Connection(
@@ -52,6 +61,10 @@ async def run_stdio(config: Config) -> None:
     finally:
         for task in (serving, stopping):
             task.cancel()
-        await server.dispose()
-        await conn.finish(timeout=0.2)
+        deadline = loop.time() + TEARDOWN_BUDGET
+        # Bounded, not awaited to the end: a session whose close still waits (on an MCP
+        # server that does not leave on EOF, say) must not hold the exit.
+        await asyncio.wait({server.dispose()}, timeout=SESSIONS_BUDGET)
+        await conn.finish(timeout=max(0.0, deadline - loop.time() - 0.1))
         kill_descendants()
+        await conn.flush(timeout=max(0.0, deadline - loop.time()))

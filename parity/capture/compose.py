@@ -113,6 +113,20 @@ HEADER = (
 )
 
 
+def refusals(entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per `llm` entry that is a provider's HTTP refusal (an `error` with a
+    `status`: a wrong key's 401, a 409, a 429 or 5xx), naming the status and the
+    provider's error text. An error inside a stream (no status) is an answer, not a
+    refusal."""
+    out: list[str] = []
+    for number, entry in enumerate(entries):
+        error = entry.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("status"), int):
+            code = f" ({error['code']})" if error.get("code") else ""
+            out.append(f"llm[{number}]: HTTP {error['status']}: {error.get('message', '')}{code}")
+    return out
+
+
 def render(data: Mapping[str, Any], schema: str) -> str:
     """The scenario file's text: block YAML as snapshots have it (multi-line strings as
     literal blocks), lines never folded (a folded secret would slip past the line

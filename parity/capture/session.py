@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 import parity
-from parity.capture.compose import compose, render
+from parity.capture.compose import compose, refusals, render
 from parity.checks.problems import run_problems
 from parity.config import Config
 from parity.fakellm.identity import leaks, map_strings
@@ -39,6 +39,11 @@ class CaptureError(Exception):
     """Capture cannot go on (nothing was written, or what was written is named)."""
 
 
+class CaptureRefused(CaptureError):
+    """The provider refused a model call (HTTP 401, 409, ...): the run recorded the
+    refusal instead of an answer, so nothing was written (`keep_refused` writes it)."""
+
+
 @dataclass
 class Outcome:
     """What a capture did."""
@@ -54,6 +59,8 @@ class Outcome:
     verified: bool = False
     transcript: Transcript | None = None
     """The capture run's transcript (in memory only: it is never written)."""
+    refused: list[str] = field(default_factory=list)
+    """The provider's refusals kept in the scenario (`keep_refused`), one line each."""
 
 
 def load_base(path: Path) -> dict[str, Any]:
@@ -136,8 +143,11 @@ def capture(
     out: Path,
     builtin_tools: bool = True,
     verify: bool = True,
+    keep_refused: bool = False,
 ) -> Outcome:
-    """Run the capture and write `out`; see the module docstring."""
+    """Run the capture and write `out`; see the module docstring. A model call the
+    provider refused raises `CaptureRefused` before anything is written, unless
+    `keep_refused`."""
     with Runner(config) as runner:
         why = runner.unavailable(target)
         if why is not None:
@@ -159,6 +169,13 @@ def capture(
         )
         text = render(data, os.path.relpath(SCHEMA, out.parent.resolve()))
         _secret_check(text, [upstream.api_key])
+        refused = refusals(data["llm"])
+        if refused and not keep_refused:
+            lines = "\n".join(f"  {line}" for line in refused)
+            raise CaptureRefused(
+                f"the provider refused {len(refused)} of {len(data['llm'])} model call(s):\n"
+                f"{lines}\nnothing was written (--keep-refused writes the scenario anyway)"
+            )
         try:
             build_scenario(text, out, config.scenarios_dir)
         except ScenarioInvalid as exc:  # a harness bug: say so, keep the text
@@ -168,7 +185,7 @@ def capture(
             ) from None
         _write(out, text)
         found = [str(p) for p in run_problems(live, transcript)]
-        outcome = Outcome(out, len(data["llm"]), found, transcript=transcript)
+        outcome = Outcome(out, len(data["llm"]), found, transcript=transcript, refused=refused)
         if verify:
             replay = load_scenario(out, config.scenarios_dir)
             again = runner.execute(replay, target)

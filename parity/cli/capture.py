@@ -39,6 +39,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="DSH-family agents offer only fixture tools (for model-view parity with native)",
     )
     p.add_argument("--no-verify", action="store_true", help="skip the keyless replay check")
+    p.add_argument(
+        "--keep-refused",
+        action="store_true",
+        help="write the scenario even when the provider refused a model call (HTTP 401, "
+        "409, ...): by default such a capture fails and writes nothing",
+    )
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="scenario to write")
 
 
@@ -65,12 +71,15 @@ def cmd_capture(args: argparse.Namespace) -> int:
             out=Path(args.output),
             builtin_tools=not args.no_builtin_tools,
             verify=not args.no_verify,
+            keep_refused=args.keep_refused,
         )
     except (CaptureError, ValueError, OSError) as exc:
         print(f"parity capture: {exc}", file=sys.stderr)
         return 1
     print(f"wrote {outcome.path}: {outcome.entries} model call(s) recorded from {args.target}")
     status = 0
+    for line in outcome.refused:
+        print(f"  kept the provider's refusal (--keep-refused): {line}", file=sys.stderr)
     for problem in outcome.problems:
         print(f"  capture run problem: {problem}", file=sys.stderr)
         status = 1

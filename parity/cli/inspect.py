@@ -14,7 +14,7 @@ from parity.config import Config
 from parity.report.text import findings_block, side_by_side, stderr_tail, transcript_tail
 from parity.scenario.model import Scenario
 from parity.transcript import Transcript
-from parity.view.calibrate import PathT, differing_paths, mask_proposal
+from parity.view.calibrate import PathT, differing_paths, mask_proposal, shows_run_health
 
 
 def _views(config: Config, scenario: Scenario, names: Sequence[str]) -> list[tuple[str, Any, Any]]:
@@ -113,7 +113,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             raise SystemExit(f"parity calibrate: {name} cannot run: {why}")
         views = [runner.result(scenario, name).view for _ in range(args.runs)]
     found: list[PathT] = []
+    withheld: list[PathT] = []
     for other in views[1:]:
-        found += [p for p in differing_paths(views[0], other) if p not in found]
-    print(mask_proposal(found, name, args.runs))
-    return 0
+        for path in differing_paths(views[0], other):
+            kept = withheld if shows_run_health(path, views[0], other) else found
+            if path not in kept:
+                kept.append(path)
+    print(mask_proposal(found, name, args.runs, withheld))
+    # Runs that ended differently are not calibrated: say so in the status too.
+    return 1 if withheld else 0

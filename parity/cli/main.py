@@ -25,6 +25,7 @@ from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
 from parity.cli.project import load_named, project_config, scenario_path
 from parity.cli.run import cmd_run
 from parity.cli.validate import cmd_validate
+from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
 from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError
@@ -102,9 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("scenarios", nargs="*", help="scenario files or names (default: all)")
         p.add_argument("--targets", help="only these targets' items, e.g. plus,native")
-        p.add_argument(
-            "--require-targets", help="fail (instead of skip) if these cannot run or compare"
-        )
+        p.add_argument("--require-targets", metavar="A,B", help=REQUIRE_TARGETS_HELP)
+        p.add_argument("--require-live", metavar="A,B", help=REQUIRE_LIVE_HELP)
         p.add_argument("-k", dest="keyword", help="pytest -k expression")
         p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
         p.add_argument("-q", "--quiet", action="store_true", help="one character per item")

@@ -26,6 +26,8 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
         out += ["--targets", args.targets]
     if args.require_targets:
         out += ["--require-targets", args.require_targets]
+    if getattr(args, "require_live", None):
+        out += ["--require-live", args.require_live]
     if args.keyword:
         out += ["-k", args.keyword]
     if args.workers:

@@ -102,17 +102,22 @@ class ScenarioItem(pytest.Item):
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.scenario.name}::{self.name}"
 
-    def unavailable(self, target: str, *, required_fails: bool = True) -> str | None:
-        """Why `target` cannot run, or None. Fails at once when the scenario names a
-        target nobody declared (a typo is not a skip), and, unless `required_fails` is
-        off, when the target is one of `--require-targets`."""
+    def unavailable(self, target: str) -> str | None:
+        """Why `target` cannot run here, or None. Fails at once when the scenario names a
+        target nobody declared (a typo is not a skip); what a requirement makes of an
+        unavailable target is the item's to say (`TargetItem`, `ParityItem`)."""
         if target not in self.state.config.targets:
             known = ", ".join(sorted(self.state.config.targets))
             raise ScenarioFailure(
                 f"{self.scenario.path}: target {target!r} is not declared "
                 f"(known: {known}; declare it in {self.state.config.source})"
             )
-        why = self.state.runner.unavailable(target)
-        if why is not None and required_fails and target in self.state.require:
-            raise ScenarioFailure(f"required target {target} cannot run: {why}")
-        return why
+        return self.state.runner.unavailable(target)
+
+    def require_live(self, target: str, why: str) -> None:
+        """Fail when `target`, which cannot run here (`why`), is one of `--require-live`."""
+        if target in self.state.require_live:
+            raise ScenarioFailure(
+                f"required live target {target} cannot run: {why} "
+                "(--require-live: its recorded snapshot does not stand in)"
+            )

@@ -3,7 +3,8 @@
 `...::parity[plus~native]` compares the two views under the scenario's profile, with its
 `diverge` rules (`parity.checks.diff`). A target that cannot run here is compared
 through its recorded snapshot; with neither a run nor a recording the check skips
-(fails under `--require-targets`).
+(fails under `--require-targets`). Under `--require-live` a target that cannot run
+fails the check, recording or not.
 """
 
 from __future__ import annotations
@@ -36,11 +37,13 @@ class ParityItem(ScenarioItem):
 
     def _view(self, target: str) -> tuple[Any, Transcript | None, str]:
         """(view, transcript or None, note): a live run, else the recorded snapshot;
-        `--require-targets` fails the check only where it would otherwise skip."""
-        self.unavailable(target, required_fails=False)  # undeclared targets fail here
+        `--require-targets` fails the check only where it would otherwise skip;
+        `--require-live` wherever the target did not run."""
+        self.unavailable(target)  # undeclared targets fail here
         view, result, why = self.state.runner.live_or_recorded(self.scenario, target)
         if result is not None:
             return view, result.transcript, ""
+        self.require_live(target, why or "unavailable")
         if view is None:
             reason = f"{target} unavailable ({why}) and no recorded snapshot"
             if target in self.state.require:

@@ -9,8 +9,10 @@ validate); the items are `parity.suite.target_item` and `parity.suite.parity_ite
 snapshots `parity.suite.snapshots`, the summary `parity.suite.summary`.
 
 Options (the `parity` group): `--targets a,b` (deselect other targets' items; `+name`
-adds a target), `--require-targets a,b` (a missing target or a parity check that could
-not run is a failure, not a skip), `--parity-root DIR` (where `parity.toml` is;
+adds a target), `--require-targets a,b` (every check involving them must compare, live
+or against their recorded snapshot: a target with neither fails instead of skipping),
+`--require-live a,b` (they must run here: one that cannot fails its items and its
+parity checks, and no recording stands in for it), `--parity-root DIR` (where `parity.toml` is;
 default: found from the invocation dir), `--parity-report DIR`, `--parity-junit FILE`,
 `--parity-json FILE` (an HTML report, JUnit XML, the summary as JSON, written at the end
 from the plain data each item adds to `SessionState.collected`; see docs/reports.md).
@@ -43,7 +45,7 @@ from parity.driver.stale import owned_name, remove_stale
 from parity.report.outcome import Outcome
 from parity.suite.collect import ScenarioFile, is_scenario
 from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
-from parity.suite.state import STATE, SessionState
+from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP, STATE, SessionState
 from parity.suite.summary import write_summary
 from parity.targets.spec import TargetConfigError
 
@@ -62,7 +64,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--require-targets",
         default="",
-        help="comma-separated targets that must run: unavailable means failed, not skipped",
+        help=REQUIRE_TARGETS_HELP,
+    )
+    group.addoption(
+        "--require-live",
+        default="",
+        help=REQUIRE_LIVE_HELP,
     )
     group.addoption(
         "--parity-root",
@@ -118,7 +125,8 @@ def pytest_configure(config: pytest.Config) -> None:
         cache_dir=cache_dir,
         owns_cache=owns,
         select=select,
-        require=_split(config.getoption("require_targets", "")) or set(),
+        require=_required(config, "require_targets", cfg),
+        require_live=_required(config, "require_live", cfg),
         added=added,
     )
     state.collected.keep_views = bool(config.getoption("parity_report", None))
@@ -320,6 +328,20 @@ def _partial(state: SessionState) -> str | None:
     if len(state.known_uses) < len(parity):
         return f"partial run: {len(parity) - len(state.known_uses)} parity check(s) did not compare"
     return None
+
+
+def _required(config: pytest.Config, option: str, cfg: Config) -> set[str]:
+    """`--require-targets` / `--require-live`: declared target names (a typo is an
+    error, not a requirement nothing checks)."""
+    names = _split(config.getoption(option, "")) or set()
+    unknown = sorted(names - set(cfg.targets))
+    if unknown:
+        known = ", ".join(sorted(cfg.targets))
+        flag = "--" + option.replace("_", "-")
+        raise pytest.UsageError(
+            f"parity: {flag}: unknown target(s) {', '.join(unknown)} (known: {known})"
+        )
+    return names
 
 
 def _split(value: str | None) -> set[str] | None:

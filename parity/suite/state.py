@@ -25,6 +25,19 @@ if TYPE_CHECKING:
     from parity.suite.runner import Runner
 
 
+REQUIRE_TARGETS_HELP = (
+    "comma-separated targets every check involving them must be able to compare, live "
+    "or against their recorded snapshot: a target with neither fails its items and "
+    "parity checks instead of skipping (a recording stands in for a target that cannot "
+    "run here; --require-live does not allow that)"
+)
+REQUIRE_LIVE_HELP = (
+    "comma-separated targets that must run live here: one that cannot fails its items "
+    "and every parity check involving it, even where a recorded snapshot exists"
+)
+"""The help of both options; `parity run` shows the same text."""
+
+
 @dataclass
 class SessionState:
     """Per-process parity state (see the module docstring)."""
@@ -35,7 +48,10 @@ class SessionState:
     select: set[str] | None
     """`--targets`: the targets whose items run; None for all."""
     require: set[str]
-    """`--require-targets`: targets that must run (or compare against a recording)."""
+    """`--require-targets`: every check involving them must compare, live or against
+    their recorded snapshot (`REQUIRE_TARGETS_HELP`)."""
+    require_live: set[str] = field(default_factory=set)
+    """`--require-live`: they must run here; a recording does not stand in."""
     added: set[str] = field(default_factory=set)
     """`--targets +name`: targets added to every scenario whose reference target is of
     the same family (a user's own agent running the shipped suite)."""

@@ -4,7 +4,8 @@
 judges in this order, so the first cause is the headline: conformance findings (under
 the target's `conformance = "fail"`), run problems against `expect_problems`, then the
 snapshot (`parity.suite.snapshots`). A target that cannot run here skips, unless
-`--require-targets` names it and it has no recording to stand in for it.
+`--require-live` names it, or `--require-targets` names it and it has no recording to
+stand in for it.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ class TargetItem(ScenarioItem):
     def check(self) -> None:
         # A required target that cannot run here still serves its parity checks from its
         # recorded snapshot (how CI compares with native, which it cannot install); only
-        # with no recording either does the requirement fail this item.
+        # with no recording either does --require-targets fail this item. --require-live
+        # fails it either way.
         from parity.suite.snapshots import snapshot_path
 
         recorded = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
-        why = self.unavailable(self.target, required_fails=False)
+        why = self.unavailable(self.target)
         if why is not None:
+            self.require_live(self.target, why)
             if self.target in self.state.require and not recorded.is_file():
                 raise ScenarioFailure(
                     f"required target {self.target} cannot run: {why} "

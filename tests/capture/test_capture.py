@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from parity.capture.session import Outcome, capture
+from parity.capture.session import CaptureRefused, Outcome, capture
 from parity.config import load_config
 from parity.driver import run as driver_run
 from parity.fakellm.canonical import dialect_of
@@ -111,13 +111,21 @@ PEER_STEPS = STEPS.replace(
 
 
 def run_capture(
-    provider: FakeLLMThread, target: str, out: Path, key: str = KEY, steps: str = STEPS
+    provider: FakeLLMThread,
+    target: str,
+    out: Path,
+    key: str = KEY,
+    steps: str = STEPS,
+    keep_refused: bool = False,
 ) -> tuple[Outcome, Run]:
     run = provider_run(provider, f"{target}-{out.stem}")
     base = {**yaml.safe_load(steps), "targets": [target]}
     upstream = Upstream(run.base_url + "/v1", "openai-chat", "deepseek-chat", key)
     try:
-        return capture(CONFIG, target=target, upstream=upstream, base=base, out=out), run
+        outcome = capture(
+            CONFIG, target=target, upstream=upstream, base=base, out=out, keep_refused=keep_refused
+        )
+        return outcome, run
     finally:
         provider.close_run(run.run_id)  # no provider from here on: replays are keyless
 
@@ -225,11 +233,18 @@ def test_other_targets_replay_the_answers_without_the_request_check(
 def test_a_provider_error_is_recorded_and_the_wrong_key_is_not(
     provider: FakeLLMThread, tmp_path: Path
 ) -> None:
-    """The provider refuses a wrong key with 401: the capture records that answer as an
-    `error` entry (the agent saw it fail), and the key sent is scrubbed like any key."""
+    """The provider refuses a wrong key with 401: the capture fails and writes nothing;
+    asked to keep it, it records that answer as an `error` entry (the agent saw it fail),
+    and the key sent is scrubbed like any key."""
     wrong = "sk-wrong-" + "0123456789abcdef" * 2
     out = tmp_path / "denied.yaml"
-    outcome, run = run_capture(provider, "plus", out, key=wrong)
+    with pytest.raises(CaptureRefused, match=r"llm\[0\]: HTTP 401: invalid API key: <redacted>"):
+        run_capture(provider, "plus", out, key=wrong)
+    assert not out.exists()
+    outcome, run = run_capture(provider, "plus", out, key=wrong, keep_refused=True)
+    assert outcome.refused == [
+        "llm[0]: HTTP 401: invalid API key: <redacted> (authentication_error)"
+    ]
     assert [r.status for r in run.requests] == [401]
     data = yaml.safe_load(out.read_text())
     assert data["llm"][0]["error"]["status"] == 401

@@ -14,6 +14,7 @@ from parity.capture.compose import (
     compose,
     fixture_name,
     prompt_base,
+    refusals,
     render,
     script_entry,
 )
@@ -311,3 +312,16 @@ def test_a_capture_with_a_builtin_call_is_a_valid_scenario() -> None:
     scenario = build_scenario(render(data, SCHEMA), Path("x.yaml"))
     assert scenario.calls_builtin_tools
     assert scenario.llm[0].params["tool_calls"][0]["builtin"] is True
+
+
+def test_refusals_are_http_errors_only() -> None:
+    entries = [
+        {"text": "fine"},
+        {"text": "half", "error": {"message": "stream broke", "code": "server_error"}},
+        {"error": {"status": 409, "message": "conflict", "code": "conflict"}},
+        {"error": {"status": 401, "message": "bad key"}},
+    ]
+    assert refusals(entries) == [
+        "llm[2]: HTTP 409: conflict (conflict)",
+        "llm[3]: HTTP 401: bad key",
+    ]

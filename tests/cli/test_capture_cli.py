@@ -3,7 +3,10 @@ LLM as the provider (its key required), the scenario written and replayed keyles
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import yaml
@@ -28,6 +31,41 @@ def provider() -> Iterator[str]:
         yield run.base_url + "/v1"
     finally:
         fake.stop()
+
+
+REFUSALS = {
+    401: {"message": "Incorrect API key provided", "type": "auth", "code": "invalid_api_key"},
+    409: {"message": "request conflicts with another one in flight", "type": "conflict"},
+}
+
+
+@pytest.fixture(params=sorted(REFUSALS))
+def refusing(request: pytest.FixtureRequest) -> Iterator[tuple[int, str]]:
+    """(status, OpenAI-style base URL) of a provider on 127.0.0.1 that refuses every
+    call with that status and an OpenAI-style error body."""
+    status: int = request.param
+    body = json.dumps({"error": REFUSALS[status]}).encode()
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield status, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def capture(project: Project, *args: str, **env: str) -> tuple[int, str, str]:
@@ -82,3 +120,35 @@ def test_an_unreachable_provider_is_a_run_problem_and_the_exit_says_so(
     assert code == 1
     assert "upstream unreachable: http://127.0.0.1:9/v1/chat/completions" in err
     assert "the scenario is written; see the problems above" in err
+
+
+def test_a_refused_call_fails_the_capture_and_writes_nothing(
+    project: Project, refusing: tuple[int, str]
+) -> None:
+    status, url = refusing
+    args = ("--upstream", url, "--model", "m", "--prompt", "x", "-o", "out.yaml")
+    code, out, err = capture(project, *args, CLI_KEY=KEY)
+    assert code == 1, out + err
+    assert "the provider refused 1 of 1 model call(s)" in err
+    assert f"llm[0]: HTTP {status}: {REFUSALS[status]['message']}" in err
+    assert "nothing was written (--keep-refused writes the scenario anyway)" in err
+    assert "wrote " not in out
+    assert not (project.root / "out.yaml").exists()
+    assert not list(project.root.glob("*.yaml"))
+
+    # Asked for, the refusal is kept as the scenario's model answer (and said so).
+    code, out, err = capture(project, *args, "--keep-refused", "--no-verify", CLI_KEY=KEY)
+    assert code == 0, out + err
+    assert "wrote out.yaml: 1 model call(s) recorded from mini" in out
+    assert f"kept the provider's refusal (--keep-refused): llm[0]: HTTP {status}:" in err
+    error = yaml.safe_load((project.root / "out.yaml").read_text())["llm"][0]["error"]
+    assert error["status"] == status
+
+
+def test_a_wrong_key_is_a_401_named_with_the_key_redacted(project: Project, provider: str) -> None:
+    args = ("--upstream", provider, "--model", "m", "--prompt", "x", "-o", "out.yaml")
+    code, _, err = capture(project, *args, CLI_KEY="sk-wrong-key-123456")
+    assert code == 1
+    assert "llm[0]: HTTP 401: invalid API key: <redacted>" in err
+    assert "sk-wrong-key-123456" not in err
+    assert not (project.root / "out.yaml").exists()

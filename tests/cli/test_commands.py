@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pexpect
+import yaml
 
 from tests.support.project import GHOST, Project, child_env, mini_target
 
@@ -77,6 +78,19 @@ def test_calibrate_finds_the_nondeterministic_field(project: Project) -> None:
     ]
     quiet = project.parity("calibrate", "demo/text", "ghost")
     assert quiet.returncode == 1 and "ghost cannot run" in quiet.stderr
+
+
+def test_calibrate_never_proposes_masking_an_exit(project: Project) -> None:
+    """The agent exits with another status at each teardown: calibrate names the field,
+    proposes no mask for it, and fails (runs that end differently are not noise)."""
+    noisy = 'MINI_NOISE = "1", MINI_EXIT_NOISE = "1"'
+    project.write("parity.toml", mini_target("mini", extra_env=noisy))
+    done = project.parity("calibrate", "demo/text", "mini", "--runs", "3")
+    assert done.returncode == 1, done.stderr
+    masks = yaml.safe_load(done.stdout)["masks"]
+    assert [m["path"] for m in masks] == ["steps[0].result._meta.nonce"]
+    assert "not proposed: 1 field(s) showing an exit, teardown or run problem" in done.stdout
+    assert "#   process.exit[0].code" in done.stdout.splitlines()
 
 
 def test_validate_reports_file_line_errors(project: Project) -> None:

@@ -107,6 +107,41 @@ def test_require_targets_turns_a_missing_target_into_a_failure(project: Project)
     )
 
 
+def test_require_live_refuses_a_recording_in_place_of_a_run(project: Project) -> None:
+    project.write(
+        "scenarios/demo/text.yaml",
+        TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini, ghost]"),
+    )
+    assert project.parity("record", "--targets", "mini").returncode == 0
+    project.snapshot("demo/text", "ghost").write_text(
+        project.snapshot("demo/text", "mini").read_text()
+    )
+    # The same recording that meets --require-targets ghost (above) does not meet
+    # --require-live ghost: the ghost item and its parity check fail.
+    done = project.parity("run", "--require-live", "ghost")
+    assert done.returncode == 1, done.stdout
+    assert "::ghost FAILED" in done.stdout
+    assert "::parity[ghost~mini] FAILED" in done.stdout
+    assert (
+        "required live target ghost cannot run: ghost-agent is not installed here "
+        "(--require-live: its recorded snapshot does not stand in)"
+    ) in done.stdout
+    # A live reference fails the parity checks against it the same way.
+    project.write(
+        "scenarios/demo/text.yaml",
+        TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [ghost, mini]"),
+    )
+    assert project.parity("run", "--require-targets", "ghost").returncode == 0
+    ref = project.parity("run", "--require-live", "ghost")
+    assert ref.returncode == 1
+    assert "::parity[mini~ghost] FAILED" in ref.stdout
+    # A target that runs meets the requirement; an undeclared name is a usage error.
+    assert project.parity("run", "--require-live", "mini", "--targets", "mini").returncode == 0
+    typo = project.parity("run", "--require-live", "gohst")
+    assert typo.returncode == 4
+    assert "--require-live: unknown target(s) gohst" in typo.stdout + typo.stderr
+
+
 def test_markers_and_targets_select_items(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
     by_marker = project.parity("run", "-q", "--", "-m", "mini-b", "--collect-only")

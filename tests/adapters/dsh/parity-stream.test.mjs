@@ -16,9 +16,11 @@ import { after, before, describe, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import {
+  IMAGE_OMITTED_TEXT,
   NO_RETRY,
   PROTOCOL_CODE,
   apply,
+  dshContent,
   fetchCatalog,
   makeAdapter,
   streamChunks,
@@ -538,5 +540,85 @@ describe('fixture tools and apply (catalog-tools.yaml)', () => {
       assert.deepEqual(await handler({ name, callId: 'c2' }, next), { kind: 'allow' }, name)
     }
     assert.equal(nextCalls, 4)
+  })
+})
+
+describe('fixture tool results as DSH blocks (dshContent)', () => {
+  const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=='
+  const result = [
+    { type: 'text', text: 'caption' },
+    { type: 'image', mimeType: 'image/png', data: PNG },
+    { type: 'text', text: 'end' },
+  ]
+  /** A plugin context whose route takes `modalities` and whose store saves into `saved`. */
+  function imageCtx(modalities, { store = true, fail = false } = {}) {
+    const saved = []
+    const services = {
+      llm: { resolveModelInfo: async (provider, model) => ({ provider, id: model, inputModalities: modalities }) },
+      attachments: store
+        ? {
+            saveImages: async inputs => {
+              if (fail) throw new Error('too large')
+              saved.push(...inputs)
+              return inputs.map((input, n) => ({ attachmentId: `att-${n}`, mediaType: input.mediaType, bytes: input.data.length, width: 1, height: 1 }))
+            },
+          }
+        : undefined,
+    }
+    const ctx = { get: name => services[name] }
+    const exec = { signal: new AbortController().signal, agent: { options: { provider: 'mock', model: 'mock' } } }
+    return { ctx, exec, saved }
+  }
+
+  test('a text-only route gets text in the image\'s place, never its JSON or base64', async () => {
+    const { ctx, exec, saved } = imageCtx(['text'])
+    const out = await dshContent(result, ctx, exec)
+    assert.deepEqual(out, [
+      { type: 'text', text: 'caption' },
+      { type: 'text', text: IMAGE_OMITTED_TEXT },
+      { type: 'text', text: 'end' },
+    ])
+    assert.deepEqual(saved, [])
+    assert.deepEqual(await dshContent(result), out, 'no context: the same')
+  })
+
+  test('an image route with a store gets DSH\'s own image block, the bytes stored', async () => {
+    const { ctx, exec, saved } = imageCtx(['text', 'image'])
+    const out = await dshContent(result, ctx, exec)
+    assert.deepEqual(out[1], {
+      type: 'image',
+      attachment: { attachmentId: 'att-0', mediaType: 'image/png', bytes: 70, width: 1, height: 1 },
+    })
+    assert.deepEqual(out[0], { type: 'text', text: 'caption' })
+    assert.equal(saved.length, 1)
+    assert.equal(saved[0].mediaType, 'image/png')
+    assert.equal(Buffer.from(saved[0].data).toString('base64'), PNG)
+  })
+
+  test('without a store, with bad data or a refused batch: a text saying why', async () => {
+    const noStore = imageCtx(['image'], { store: false })
+    assert.deepEqual((await dshContent(result, noStore.ctx, noStore.exec))[1], { type: 'text', text: '[image unavailable: no attachment store is mounted]' })
+    const bad = imageCtx(['image'])
+    const broken = [{ type: 'image', mimeType: 'image/png', data: 'not base64!' }]
+    assert.deepEqual(await dshContent(broken, bad.ctx, bad.exec), [{ type: 'text', text: '[image unavailable: the data is not base64]' }])
+    const svg = [{ type: 'image', mimeType: 'image/svg+xml', data: PNG }]
+    assert.deepEqual(await dshContent(svg, bad.ctx, bad.exec), [{ type: 'text', text: '[image unavailable: image/svg+xml is not PNG, JPEG, WebP or GIF]' }])
+    const refused = imageCtx(['image'], { fail: true })
+    assert.deepEqual((await dshContent(result, refused.ctx, refused.exec))[1], { type: 'text', text: '[image unavailable: the attachment store refused it: too large]' })
+  })
+
+  test('blocks DSH tool results cannot carry are named in place', async () => {
+    const out = await dshContent([
+      { type: 'audio', mimeType: 'audio/wav', data: 'AAAA' },
+      { type: 'resource', resource: { uri: 'file:///x', text: 'x' } },
+      { type: 'resource_link', name: 'notes.txt', uri: 'file:///tmp/notes.txt' },
+      { type: 'text' },
+    ])
+    assert.deepEqual(out, [
+      { type: 'text', text: '[audio block omitted: DSH tool results carry only text and images]' },
+      { type: 'text', text: '[resource block omitted: DSH tool results carry only text and images]' },
+      { type: 'text', text: '[resource link omitted: notes.txt file:///tmp/notes.txt]' },
+      { type: 'text', text: '[text block omitted: DSH tool results carry only text and images]' },
+    ])
   })
 })

@@ -282,13 +282,84 @@ export function makeAdapter(base, providers) {
 
 // -- fixture tools ---------------------------------------------------------------------
 
-/** Canonical result content -> DSH content blocks (text kept; anything else as its JSON). */
-function dshContent(content) {
-  return (Array.isArray(content) ? content : []).map(block => (
-    block?.type === 'text' && typeof block.text === 'string'
-      ? { type: 'text', text: block.text }
-      : { type: 'text', text: JSON.stringify(block) }
+// A fixture tool's result blocks become DSH's own blocks, one for one and in order, the
+// way DSH's own tool bridges admit them: text as a text block; an image as an image
+// block whose bytes live in DSH's attachment store, but only when the route's model
+// declares image input and a store is mounted (a DSH adapter refuses an image for a
+// text-only model); otherwise, and for every block DSH's tool results cannot carry
+// (audio, resources, links, unknown types), a text block saying what was left out, at
+// the block's place. Never the block's JSON: the model must not see base64 as text.
+
+/** What a text-only model gets in place of an image (docs/contract.md §8.2's wording). */
+export const IMAGE_OMITTED_TEXT = '[image omitted: model has no image input]'
+
+const IMAGE_MEDIA_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/gif'])
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+/** The text standing for a block DSH cannot be given as itself. */
+function omitted(block, reason) {
+  if (block?.type === 'image') return { type: 'text', text: reason ?? IMAGE_OMITTED_TEXT }
+  if (block?.type === 'resource_link' && typeof block.uri === 'string') {
+    return { type: 'text', text: `[resource link omitted: ${block.name ?? ''} ${block.uri}]` }
+  }
+  const kind = typeof block?.type === 'string' ? block.type : 'unknown'
+  return { type: 'text', text: `[${kind} block omitted: DSH tool results carry only text and images]` }
+}
+
+/** An image block's bytes, or why it cannot be stored (a text reason). */
+function imageBytes(block) {
+  if (!IMAGE_MEDIA_TYPES.has(block.mimeType)) return `[image unavailable: ${block.mimeType ?? 'no media type'} is not PNG, JPEG, WebP or GIF]`
+  if (typeof block.data !== 'string' || !BASE64.test(block.data)) return '[image unavailable: the data is not base64]'
+  return { data: Buffer.from(block.data, 'base64'), mediaType: block.mimeType }
+}
+
+/** Whether the model the tool call's agent is routed to declares image input. */
+async function routeTakesImages(ctx, exec) {
+  const llm = ctx?.get?.('llm')
+  const routed = exec?.agent?.session?.requestHeader?.()?.config
+  const provider = routed?.provider ?? exec?.agent?.options?.provider
+  const model = routed?.model ?? exec?.agent?.options?.model
+  if (llm?.resolveModelInfo === undefined || provider === undefined || model === undefined) return false
+  try {
+    const info = await llm.resolveModelInfo(provider, model, exec.signal)
+    return Array.isArray(info?.inputModalities) && info.inputModalities.includes('image')
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Canonical result content -> DSH content blocks (see above). `ctx` is the plugin's
+ * context (its `attachments` and `llm` services), `exec` the tool execution; without
+ * them every image is a text stand-in.
+ */
+export async function dshContent(content, ctx, exec) {
+  const blocks = Array.isArray(content) ? content : []
+  const out = blocks.map(block => (
+    block?.type === 'text' && typeof block.text === 'string' ? { type: 'text', text: block.text } : omitted(block)
   ))
+  const images = blocks.flatMap((block, index) => (block?.type === 'image' ? [index] : []))
+  if (images.length === 0 || !(await routeTakesImages(ctx, exec))) return out
+  const attachments = ctx.get('attachments')
+  if (attachments?.saveImages === undefined) {
+    for (const index of images) out[index] = omitted(blocks[index], '[image unavailable: no attachment store is mounted]')
+    return out
+  }
+  const decoded = images.map(index => imageBytes(blocks[index]))
+  const refused = decoded.find(entry => typeof entry === 'string')
+  if (refused !== undefined) {
+    // DSH stores a result's images as one batch: one bad image withholds them all.
+    for (const [n, index] of images.entries()) out[index] = omitted(blocks[index], typeof decoded[n] === 'string' ? decoded[n] : refused)
+    return out
+  }
+  try {
+    const refs = await attachments.saveImages(decoded)
+    for (const [n, index] of images.entries()) out[index] = { type: 'image', attachment: refs[n] }
+  } catch (error) {
+    const reason = `[image unavailable: the attachment store refused it: ${error?.message ?? error}]`
+    for (const index of images) out[index] = omitted(blocks[index], reason)
+  }
+  return out
 }
 
 /** POST /tools/call; aborting `signal` closes the request (the fake records the abort). */
@@ -301,7 +372,7 @@ export async function callTool(base, name, callId, args, signal) {
   })
   if (response.status !== 200) throw new Error(`parity-stream: /tools/call failed: ${await errorText(response)}`)
   const answer = await response.json()
-  return { content: dshContent(answer?.content), isError: answer?.isError === true }
+  return { content: Array.isArray(answer?.content) ? answer.content : [], isError: answer?.isError === true }
 }
 
 const RESULT_SCHEMA = Object.freeze({
@@ -314,8 +385,9 @@ const RESULT_SCHEMA = Object.freeze({
  * A catalog tool as a DSH tool definition. A result the fake marks `isError` must
  * reach the model as an error with the fake's own content: `execute` throws, and
  * `finalizeContent` puts the fake's content back in place of DSH's `Error: ...` text.
+ * `ctx` (the plugin context) lets image results become DSH image blocks (`dshContent`).
  */
-export function toolDefinition(base, spec) {
+export function toolDefinition(base, spec, ctx) {
   const failed = new Map()
   return {
     name: spec.name,
@@ -324,9 +396,10 @@ export function toolDefinition(base, spec) {
     output: { schema: RESULT_SCHEMA, render: (_args, value) => value.content },
     async execute(args, exec) {
       const result = await callTool(base, spec.name, exec.callId, args, exec.signal)
-      if (!result.isError) return { content: result.content }
-      failed.set(exec.callId, result.content)
-      const text = result.content.map(block => block.text).join('\n')
+      const content = await dshContent(result.content, ctx, exec)
+      if (!result.isError) return { content }
+      failed.set(exec.callId, content)
+      const text = content.map(block => block.text ?? '').join('\n')
       throw new Error(text === '' ? `${spec.name} failed` : text)
     },
     finalizeContent(exec, result) {
@@ -352,7 +425,7 @@ export async function apply(ctx, config) {
   ctx.llm.registerAdapter(catalog.providers.map(provider => provider.id), makeAdapter(base, catalog.providers))
   const asking = new Set()
   for (const spec of catalog.tools) {
-    ctx.tools.register(toolDefinition(base, spec))
+    ctx.tools.register(toolDefinition(base, spec, ctx))
     if (spec.approval === 'ask') asking.add(spec.name)
   }
   if (asking.size > 0) {
