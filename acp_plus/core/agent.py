@@ -40,6 +40,11 @@ log = logging.getLogger(__name__)
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled."
 
+ABORTED_BEFORE_DISPATCH_TEXT = "Error: tool call aborted before dispatch"
+"""The failed result of a call whose turn was cancelled before it ran (its approval still
+pending): native's text, so the model reads the same on both sides
+(scenarios/tools/cancel-permission-pending)."""
+
 
 class Route(NamedTuple):
     """Which model a turn runs on. `effort` None means the model's default effort."""
@@ -392,7 +397,8 @@ class Agent:
             outcome = await self.approvals.decide(request)
         except asyncio.CancelledError:
             self.commit(ev.approval_decided(turn, call_id, "cancelled"))
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
+            aborted = [ev.text_block(ABORTED_BEFORE_DISPATCH_TEXT)]
+            self.commit(ev.tool_result(turn, call_id, aborted, True))
             raise
         self.commit(ev.approval_decided(turn, call_id, outcome))
         return outcome

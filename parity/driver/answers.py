@@ -122,7 +122,7 @@ def permission_policy(policy: Any, titles: set[str]) -> tuple[str, Any]:
     `policy` is the scenario's `client.permission`: answer(s), or
     `{by_tool: {name: answer(s)}, default: answer(s)}` matched against `titles`.
     """
-    if isinstance(policy, dict):
+    if isinstance(policy, dict) and "by_tool" in policy:
         by_tool = policy.get("by_tool") or {}
         for name in sorted(by_tool):
             if name in titles:
