@@ -39,11 +39,7 @@ from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
 log = logging.getLogger(__name__)
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled."
-
-ABORTED_BEFORE_DISPATCH_TEXT = "Error: tool call aborted before dispatch"
-"""The failed result of a call whose turn was cancelled before it ran (its approval still
-pending): native's text, so the model reads the same on both sides
-(scenarios/tools/cancel-permission-pending)."""
+ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
 
 
 class Route(NamedTuple):
@@ -397,8 +393,7 @@ class Agent:
             outcome = await self.approvals.decide(request)
         except asyncio.CancelledError:
             self.commit(ev.approval_decided(turn, call_id, "cancelled"))
-            aborted = [ev.text_block(ABORTED_BEFORE_DISPATCH_TEXT)]
-            self.commit(ev.tool_result(turn, call_id, aborted, True))
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED_TEXT)], True))
             raise
         self.commit(ev.approval_decided(turn, call_id, outcome))
         return outcome
