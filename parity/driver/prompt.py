@@ -18,7 +18,7 @@ from parity.driver.connection import Connection
 from parity.driver.state import Run
 from parity.driver.step_errors import NoResponse, StepProblem
 from parity.driver.steps import prompt_outcome, trigger_text
-from parity.driver.triggers import Origin, fired, progress
+from parity.driver.triggers import Origin, fired, progress, released
 from parity.transcript import StepRecord
 
 
@@ -38,6 +38,8 @@ async def prompt_step(run: Run, record: StepRecord, p: dict[str, Any], since: in
     finally:
         if p.get("as"):
             run.recording.prompt_ended(str(p["as"]))
+    # The answers held for this prompt's end go out before the next step.
+    await released(run.recording)
 
 
 async def _exchange(

@@ -75,6 +75,8 @@ class Recording:
         """Agent->client request method -> (frame seq, its params' sessionId), in order."""
         self.ended_prompts: set[str] = set()
         """Names (`as`) of the prompts whose step has ended."""
+        self.holds: set[Callable[[], bool]] = set()
+        """Held answers not sent yet: each says whether its trigger has fired."""
         self.marks: dict[int, int] = {}
         """Step index -> the frame seq from which the next step counts "more" updates."""
         self._tick = asyncio.Event()

@@ -117,12 +117,30 @@ async def hold_answer(recording: Recording, after: Any, msg: Mapping[str, Any], 
     sid = params.get("sessionId") if isinstance(params, Mapping) else None
     after = after if isinstance(after, Mapping) else {}
     origin = Origin(seq + 1, recording.now(), ANY_SESSION if sid is None else sid)
+
+    def due() -> bool:
+        got, wanted = seen(recording, after, origin)
+        return wanted > 0 and got >= wanted
+
+    recording.holds.add(due)
     try:
         await fired(recording, after, origin)
+        # Returning now, the answer is recorded and written without yielding to the loop
+        # (`Connection._answer`), so `released` can wait for it.
+        recording.holds.discard(due)
+        recording.tick()
     except asyncio.CancelledError:
+        recording.holds.discard(due)
         recording.problem(
             "trigger",
             f"held answer to {msg.get('method')} (frame {seq}) was not sent: its trigger "
             f"`{after_text(after)}` never fired{progress(recording, after, origin)}",
         )
         raise
+
+
+async def released(recording: Recording) -> None:
+    """Return once every held answer whose trigger has fired has been sent: a step that
+    fires a trigger (a prompt's end) lets those answers out before the next step starts,
+    so the order of the two never depends on the event loop."""
+    await recording.until(lambda: not any(due() for due in list(recording.holds)))

@@ -39,16 +39,22 @@ async def test_a_held_answer_is_sent_when_its_trigger_fires() -> None:
     """The answer waits for the prompt to end: the frames show the request, the prompt's
     response, and only then the answer."""
     client = {"permission": {"answer": "cancelled", "after": {"prompt": "p1"}}}
-    t = await run([*BASIC, st("prompt", session="s1", text="abandon", as_="p1")], client=client)
+    steps = [
+        *BASIC,
+        st("prompt", session="s1", text="abandon", as_="p1"),
+        st("prompt", session="s1", text="next"),
+    ]
+    t = await run(steps, client=client)
     assert t.problems == []
     asked = _seq(t, _is_permission)
-    ended = _seq(t, lambda m: m.get("id") == t.steps[-1].request["id"] and "result" in m)
+    ended = _seq(t, lambda m: m.get("id") == t.steps[-2].request["id"] and "result" in m)
     answer = _answer(t, asked)
     assert answer is not None
-    assert asked < ended < answer
+    # ... and before the next step: the order never depends on the event loop.
+    assert asked < ended < answer < t.steps[-1].frames[0]
     assert t.frames[answer].message["result"] == {"outcome": {"outcome": "cancelled"}}
     # The view says the answer came after the step's response.
-    (request,) = view(t, "exact", [])["steps"][-1]["agent_requests"]
+    (request,) = view(t, "exact", [])["steps"][-2]["agent_requests"]
     assert request["answer"] == {"result": {"outcome": {"outcome": "cancelled"}}}
     assert request["answered_after_result"] is True
 
