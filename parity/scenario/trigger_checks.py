@@ -42,7 +42,8 @@ class TriggerContext:
 def trigger_context(data: dict[str, Any]) -> TriggerContext:
     llm = [e for _, e in mappings(data.get("llm"))]
     ctx = TriggerContext(script_entries=None if any("match" in e for e in llm) else len(llm))
-    ctx.tools = {t["name"]: t for _, t in mappings(data.get("tools")) if "name" in t}
+    tools = mappings(data.get("tools"))
+    ctx.tools = {t["name"]: t for _, t in tools if isinstance(t.get("name"), str)}
     ctx.called = {str(call.get("name")) for e in llm for _, call in mappings(e.get("tool_calls"))}
     ctx.prompts = set(_prompt_names(data.get("steps")))
     return ctx
