@@ -39,6 +39,7 @@ from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
 log = logging.getLogger(__name__)
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled."
+ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
 
 
 class Route(NamedTuple):
@@ -392,7 +393,7 @@ class Agent:
             outcome = await self.approvals.decide(request)
         except asyncio.CancelledError:
             self.commit(ev.approval_decided(turn, call_id, "cancelled"))
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED_TEXT)], True))
             raise
         self.commit(ev.approval_decided(turn, call_id, outcome))
         return outcome

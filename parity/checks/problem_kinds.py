@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 KINDS: dict[str, str] = {
     "timeout": "a step got no response (or a `wait` not its updates) within its timeout",
-    "trigger": "a prompt's cancel trigger never fired",
+    "trigger": "a prompt's cancel trigger, or a held answer's trigger, never fired",
     "exit": "the agent exited, or closed its stdout, before the run was over",
     "stopped": "the run stopped at a step; the later steps did not run",
     "script": "a step the harness could not carry out as written (e.g. `cursor: next` "
@@ -63,6 +63,7 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"frame \d+: agent sent a JSON value that is not a JSON-RPC message", "garbage"),
     (r"agent called \S+ without the client capability", "capability"),
     (r"driver error", "driver"),
+    (r"held answer to \S+ \(frame \d+\) was not sent", "trigger"),
     (r"the agent did not read our answer", "stdin"),
     (r"agent exited by itself before teardown", "exit"),
     (r"agent exited during |agent closed its stdout during ", "exit"),

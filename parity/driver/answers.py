@@ -2,15 +2,18 @@
 
 `ClientAnswers.answer` routes one agent->client request (permission, elicitation, fs,
 terminal) to its answer per the scenario's `client` section, counting which answer of a
-list applies. The functions below it are pure: one request plus one scenario answer ->
-the JSON-RPC response to send. Only `fs_answer` touches the disk, and only inside the
-run's workdir; terminals, which own processes, are served by `parity.driver.terminals`.
+list applies. An answer may be held (`{answer: X, after: TRIGGER}`, fs/terminal
+`after:`) until its trigger fires, or left unanswered (`never`): `held` reads that, the
+run's `Hold` waits (`parity.driver.triggers`). The functions below it are pure: one
+request plus one scenario answer -> the JSON-RPC response to send. Only `fs_answer`
+touches the disk, and only inside the run's workdir; terminals, which own processes,
+are served by `parity.driver.terminals`.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,14 @@ from parity.driver.terminals import Terminals
 
 Problem = Callable[[str, str], None]
 """Notes a run-level problem: (kind, text)."""
+
+Hold = Callable[[Any, dict[str, Any], int], Awaitable[None]]
+"""Returns once a held answer may be sent: (its `after` trigger or `never`, the agent's
+request, the request's frame seq)."""
+
+
+async def _no_hold(after: Any, msg: dict[str, Any], seq: int) -> None:
+    return None
 
 
 class ClientAnswers:
@@ -31,8 +42,10 @@ class ClientAnswers:
         terminals: Terminals,
         tool_titles: Mapping[str, str],
         problem: Problem,
+        hold: Hold = _no_hold,
     ) -> None:
         self.client = client
+        self.hold = hold
         self.workdir = workdir
         self.terminals = terminals
         self.tool_titles = tool_titles
@@ -45,28 +58,42 @@ class ClientAnswers:
         self.counters[key] = n + 1
         return n
 
-    async def answer(self, msg: dict[str, Any]) -> dict[str, Any]:
-        """The response to one agent->client request, per the scenario's `client`."""
+    async def answer(self, msg: dict[str, Any], seq: int = -1) -> dict[str, Any]:
+        """The response to one agent->client request (frame `seq`), per the scenario's
+        `client`: which answer applies is decided when the request arrives, and the answer
+        is made (a file read, a terminal started) and sent once its hold, if any, is over."""
         req_id, method, params = msg["id"], msg["method"], msg.get("params")
         if method == "session/request_permission":
             titles = permission_titles(params, self.tool_titles)
             key, answers = permission_policy(self.client.get("permission", "cancelled"), titles)
-            answer = pick_answer(answers, self._count(f"permission:{key}"))
+            answer, after = held(pick_answer(answers, self._count(f"permission:{key}")))
+            await self._hold(after, msg, seq)
             return permission_answer(req_id, params, answer)
         if method == "elicitation/create":
             answers = self.client.get("elicitation", "cancel")
-            return elicitation_answer(req_id, pick_answer(answers, self._count(method)))
+            answer, after = held(pick_answer(answers, self._count(method)))
+            await self._hold(after, msg, seq)
+            return elicitation_answer(req_id, answer)
         fs = self.client.get("fs") or {}
         if method in ("fs/read_text_file", "fs/write_text_file"):
             if fs.get("read" if method == "fs/read_text_file" else "write"):
+                await self._hold(fs.get("after"), msg, seq)
                 return fs_answer(req_id, method, params, self.workdir)
             self.problem("capability", f"agent called {method} without the client capability")
             return jsonrpc.method_not_found(req_id, method)
         if method.startswith("terminal/"):
-            if self.client.get("terminal"):
+            terminal = self.client.get("terminal")
+            if terminal:
+                await self._hold(
+                    terminal.get("after") if isinstance(terminal, dict) else None, msg, seq
+                )
                 return await self.terminals.answer(req_id, method, params)
             self.problem("capability", f"agent called {method} without the client capability")
         return jsonrpc.method_not_found(req_id, method)
+
+    async def _hold(self, after: Any, msg: dict[str, Any], seq: int) -> None:
+        if after is not None:
+            await self.hold(after, msg, seq)
 
 
 # -- pure answers -------------------------------------------------------------------------
@@ -79,13 +106,23 @@ def pick_answer(policy: Any, index: int) -> Any:
     return policy
 
 
+def held(item: Any) -> tuple[Any, Any]:
+    """An answer item as (the answer, its hold): `{answer: X, after: T}` -> (X, T),
+    `never` -> (None, "never"), any other item -> (item, None)."""
+    if item == "never":
+        return None, "never"
+    if isinstance(item, dict) and "answer" in item:
+        return item["answer"], item.get("after")
+    return item, None
+
+
 def permission_policy(policy: Any, titles: set[str]) -> tuple[str, Any]:
     """Which answer list applies to a permission request, and the key counting its uses.
 
     `policy` is the scenario's `client.permission`: answer(s), or
     `{by_tool: {name: answer(s)}, default: answer(s)}` matched against `titles`.
     """
-    if isinstance(policy, dict):
+    if isinstance(policy, dict) and "by_tool" in policy:
         by_tool = policy.get("by_tool") or {}
         for name in sorted(by_tool):
             if name in titles:

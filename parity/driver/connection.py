@@ -48,9 +48,13 @@ class Recorder(Protocol):
         """Note a session/update notification (frame `seq`, its params)."""
         ...
 
+    def note_request(self, seq: int, msg: dict[str, Any]) -> None:
+        """Note an agent->client request (frame `seq`)."""
+        ...
 
-Answer = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-"""The response to one agent->client request."""
+
+Answer = Callable[[dict[str, Any], int], Awaitable[dict[str, Any]]]
+"""The response to one agent->client request (the message, its frame seq)."""
 
 
 class AgentGone(Exception):
@@ -155,8 +159,9 @@ class Connection:
             if fut is not None and not fut.done():
                 fut.set_result(Reply(frame, msg))
         elif kind == "request":
+            self.recorder.note_request(frame.seq, msg)
             key = id_key(msg["id"])
-            task = asyncio.get_running_loop().create_task(self._answer(msg))
+            task = asyncio.get_running_loop().create_task(self._answer(msg, frame.seq))
             self.answering[key] = task
             task.add_done_callback(lambda _: self.answering.pop(key, None))
         elif kind == "notification":
@@ -170,10 +175,10 @@ class Connection:
                 f"frame {frame.seq}: agent sent a JSON value that is not a JSON-RPC message",
             )
 
-    async def _answer(self, msg: dict[str, Any]) -> None:
+    async def _answer(self, msg: dict[str, Any], seq: int) -> None:
         """Compute and send the answer to one agent request (a task per request)."""
         try:
-            reply = await self.answer(msg)
+            reply = await self.answer(msg, seq)
         except asyncio.CancelledError:
             if not self.withdrawn.pop(id_key(msg["id"]), False):
                 raise

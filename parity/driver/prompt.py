@@ -1,7 +1,8 @@
 """The `prompt` step: session/prompt, and its cancel trigger.
 
-A prompt with `cancel` watches for its trigger (`after: {update, count}`, `after:
-{llm_request}`, `after: {ms}`) while the prompt runs and then sends session/cancel (or
+A prompt with `cancel` watches for its trigger (`parity.driver.triggers`: an update, an
+agent request, a model request, a fixture tool call reaching the fake, another prompt's
+end, a delay) while the prompt runs and then sends session/cancel (or
 `$/cancel_request` for the prompt's own id). A trigger that never fired is a problem of
 the step, with how far it got; the run goes on when the prompt ended anyway.
 """
@@ -17,6 +18,7 @@ from parity.driver.connection import Connection
 from parity.driver.state import Run
 from parity.driver.step_errors import NoResponse, StepProblem
 from parity.driver.steps import prompt_outcome, trigger_text
+from parity.driver.triggers import Origin, fired, progress, released
 from parity.transcript import StepRecord
 
 
@@ -31,66 +33,54 @@ async def prompt_step(run: Run, record: StepRecord, p: dict[str, Any], since: in
     )
     if p.get("as"):
         run.prompts[str(p["as"])] = msg["id"]
-    trigger = p.get("cancel")
+    try:
+        await _exchange(run, record, conn, msg, sid, p.get("cancel"))
+    finally:
+        if p.get("as"):
+            run.recording.prompt_ended(str(p["as"]))
+    # The answers held for this prompt's end go out before the next step.
+    await released(run.recording)
+
+
+async def _exchange(
+    run: Run, record: StepRecord, conn: Connection, msg: dict[str, Any], sid: Any, trigger: Any
+) -> None:
     if not isinstance(trigger, dict):
         await run.requests.exchange(record, conn, msg)
         return
-    start = len(run.transcript.frames)
-    watcher = run.loop.create_task(_cancel_when(run, conn, trigger, sid, msg["id"], start))
+    after = trigger.get("after") or {}
+    origin = Origin(len(run.transcript.frames), run.recording.now(), sid)
+    watcher = run.loop.create_task(_cancel_when(run, conn, trigger, origin, msg["id"]))
     try:
         response = await run.requests.exchange(record, conn, msg)
     except NoResponse as exc:
         if watcher.done() and not watcher.cancelled() and watcher.exception() is None:
             raise StepProblem(f"{exc}, although its cancel trigger fired") from None
         # What went wrong is the trigger, not (only) the agent's silence.
-        seen = _trigger_progress(run, trigger, sid, start)
+        seen = progress(run.recording, after, origin)
         raise StepProblem(
             f"cancel trigger `{trigger_text(trigger)}` never fired{seen}; "
             f"no response within {exc.seconds:g} s"
         ) from None
     finally:
-        fired = watcher.done() and not watcher.cancelled() and watcher.exception() is None
+        went_off = watcher.done() and not watcher.cancelled() and watcher.exception() is None
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
-    if not fired:
+    if not went_off:
         # Not fatal: the transcript shows how the prompt ended without the cancel.
-        seen = _trigger_progress(run, trigger, sid, start)
+        seen = progress(run.recording, after, origin)
         record.problem = (
             f"cancel trigger `{trigger_text(trigger)}` never fired{seen}; "
             f"the prompt ended first, {prompt_outcome(response)}"
         )
 
 
-def _trigger_progress(run: Run, trigger: Mapping[str, Any], sid: Any, start: int) -> str:
-    """How far a trigger that never fired got: ` (1 of 2 tool_call updates came)`."""
-    after = trigger.get("after") or {}
-    if "update" in after:
-        kind, count = after["update"], int(after.get("count", 1))
-        n = len(run.recording.update_seqs(kind, start, sid))
-        return f" ({n} of {count} {kind} update(s) came)"
-    if "llm_request" in after:
-        wanted = int(after["llm_request"])
-        return f" ({len(run.recording.model_turns)} of {wanted} model request(s) came)"
-    return ""
-
-
 async def _cancel_when(
-    run: Run, conn: Connection, trigger: Mapping[str, Any], sid: Any, req_id: Any, start: int
+    run: Run, conn: Connection, trigger: Mapping[str, Any], origin: Origin, req_id: Any
 ) -> None:
     """Wait for a prompt's cancel trigger, then send the cancel."""
-    recording = run.recording
-    after = trigger.get("after") or {}
-    t_sent = recording.now()
-    if "update" in after:
-        kind, count = after["update"], int(after.get("count", 1))
-        await recording.until(lambda: len(recording.update_seqs(kind, start, sid)) >= count)
-    elif "llm_request" in after:
-        # Counted over the whole run, as the scenario schema defines it.
-        k = int(after["llm_request"])
-        await recording.until(lambda: len(recording.model_turns) >= k)
-    elif "ms" in after:
-        await asyncio.sleep(max(float(after["ms"]) / 1000 - (recording.now() - t_sent), 0.0))
+    await fired(run.recording, trigger.get("after") or {}, origin)
     if trigger.get("via", "session_cancel") == "cancel_request":
         await conn.send(jsonrpc.notification("$/cancel_request", {"requestId": req_id}))
     else:
-        await conn.send(jsonrpc.notification("session/cancel", {"sessionId": sid}))
+        await conn.send(jsonrpc.notification("session/cancel", {"sessionId": origin.session}))

@@ -68,6 +68,15 @@ class Recording:
         """toolCallId -> the title its latest tool_call(_update) gave it."""
         self.model_turns: list[float] = []
         """When each model request arrived (run seconds)."""
+        self.tool_calls: list[str] = []
+        """The fixture tool named by each `/tools/call` the fake received (parity-stream
+        or forwarded from MCP `tools/call`), in arrival order."""
+        self.agent_requests: dict[str, list[tuple[int, Any]]] = {}
+        """Agent->client request method -> (frame seq, its params' sessionId), in order."""
+        self.ended_prompts: set[str] = set()
+        """Names (`as`) of the prompts whose step has ended."""
+        self.holds: set[Callable[[], bool]] = set()
+        """Held answers not sent yet: each says whether its trigger has fired."""
         self.marks: dict[int, int] = {}
         """Step index -> the frame seq from which the next step counts "more" updates."""
         self._tick = asyncio.Event()
@@ -169,10 +178,26 @@ class Recording:
         if kind in ("tool_call", "tool_call_update") and isinstance(update.get("title"), str):
             self.tool_titles[str(update.get("toolCallId"))] = update["title"]
 
+    def note_request(self, seq: int, msg: dict[str, Any]) -> None:
+        """Index an agent->client request (frame `seq`)."""
+        params = msg.get("params")
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        self.agent_requests.setdefault(str(msg.get("method")), []).append((seq, sid))
+
     def note_model_request(self, req: ModelRequest) -> None:
+        """A request the fake LLM received (called on the driver's loop): model requests
+        and fixture tool calls are what triggers count."""
         if is_model_request(req):
             self.model_turns.append(self.now())
             self.tick()
+        elif req.method == "POST" and req.path.endswith("/tools/call"):
+            body = req.body if isinstance(req.body, dict) else {}
+            self.tool_calls.append(str(body.get("name")))
+            self.tick()
+
+    def prompt_ended(self, name: str) -> None:
+        self.ended_prompts.add(name)
+        self.tick()
 
     def update_seqs(self, kind: Any, since: int, session: Any = ANY_SESSION) -> list[int]:
         """Frame seqs of the session/update notifications of `kind` (of `session`, when
@@ -180,3 +205,14 @@ class Recording:
         updates = self.updates.get(kind, []) if isinstance(kind, str) else []
         start = bisect.bisect_left(updates, since, key=lambda u: u[0])
         return [seq for seq, sid in updates[start:] if session is ANY_SESSION or sid == session]
+
+    def request_seqs(self, method: str, since: int, session: Any = ANY_SESSION) -> list[int]:
+        """Frame seqs of the agent's requests of `method` (of `session`, when given, or
+        carrying no sessionId) received at or after frame `since`."""
+        found = self.agent_requests.get(method, [])
+        start = bisect.bisect_left(found, since, key=lambda r: r[0])
+        return [
+            seq
+            for seq, sid in found[start:]
+            if session is ANY_SESSION or sid is None or sid == session
+        ]

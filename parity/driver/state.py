@@ -23,6 +23,7 @@ from parity.driver.recording import Recording
 from parity.driver.requests import Requests
 from parity.driver.step_errors import ScriptError
 from parity.driver.terminals import Terminals
+from parity.driver.triggers import hold_answer
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch
 from parity.transcript import ModelRequest, Transcript
@@ -91,6 +92,7 @@ class Run:
             self.terminals,
             self.recording.tool_titles,
             self.recording.problem,
+            lambda after, msg, seq: hold_answer(self.recording, after, msg, seq),
         )
         self.agent = AgentSlot(
             launch,

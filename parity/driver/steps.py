@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.driver.step_errors import ScriptError
+from parity.driver.triggers import after_text
 from parity.scenario.model import Step
 
 PROTOCOL_VERSION = 1
@@ -56,18 +57,7 @@ def trigger_text(trigger: Mapping[str, Any]) -> str:
     """A prompt's cancel trigger in words: `after update tool_call, count 2`,
     `after llm_request 1`, `after ms 500` (with `via cancel_request` when not the
     default session/cancel)."""
-    raw = trigger.get("after")
-    after: Mapping[str, Any] = raw if isinstance(raw, dict) else {}
-    if "update" in after:
-        text = f"after update {after['update']}"
-        count = int(after.get("count", 1))
-        text += f", count {count}" if count != 1 else ""
-    elif "llm_request" in after:
-        text = f"after llm_request {after['llm_request']}"
-    elif "ms" in after:
-        text = f"after ms {after['ms']}"
-    else:
-        text = "after " + ", ".join(f"{k} {v}" for k, v in sorted(after.items()))
+    text = after_text(trigger.get("after"))
     if trigger.get("via", "session_cancel") != "session_cancel":
         text += f" via {trigger['via']}"
     return text

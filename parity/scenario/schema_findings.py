@@ -196,6 +196,8 @@ def _type_fits(branch: dict[str, Any], value: Any) -> bool:
         return any(_type_fits(_resolve(b), value) for b in alternatives)
     if "enum" in branch:
         return any(type(c) is type(value) for c in branch["enum"])
+    if "const" in branch:
+        return type(branch["const"]) is type(value)
     types = branch.get("type")
     if types is None:
         return True
@@ -207,6 +209,8 @@ def _branch_words(branch: dict[str, Any]) -> str:
         return " or ".join(_branch_words(_resolve(b)) for b in branch["anyOf"])
     if "enum" in branch:
         return "one of " + ", ".join(str(c) for c in branch["enum"])
+    if "const" in branch:
+        return repr(branch["const"])
     if branch.get("type") == "object" and branch.get("required"):
         return "a mapping with " + ", ".join(repr(k) for k in branch["required"])
     if branch.get("type") == "array":

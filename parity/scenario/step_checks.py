@@ -1,5 +1,6 @@
 """Cross-checks of a scenario's `steps` list: session and prompt names, placeholders,
-parallel blocks, cursors and cancel triggers (see docs/scenarios.md, "Validation").
+parallel blocks, cursors, and (through `parity.scenario.trigger_checks`) the triggers of
+cancels and held answers (see docs/scenarios.md, "Validation").
 
 Which step kinds name a session (`session: <name>`) is read from the JSON Schema, so a
 new step kind needs no entry here.
@@ -14,6 +15,12 @@ from typing import Any
 
 from parity.scenario.errors import KeyPath, did_you_mean
 from parity.scenario.schema_findings import schema
+from parity.scenario.trigger_checks import (
+    TriggerContext,
+    check_client_triggers,
+    check_trigger,
+    trigger_context,
+)
 from parity.scenario.yaml_positions import Sink, mappings
 
 _SESSION_PLACEHOLDER = re.compile(r"\{session:([^}]*)\}")
@@ -33,20 +40,20 @@ class _StepState:
     """Every `as:` in the file, to say "defined later" instead of "never defined"."""
     prompts: dict[str, KeyPath] = field(default_factory=dict)
     listed: bool = False
-    script_entries: int | None = 0
-    """Consumable llm entries; None when side entries make the count open-ended."""
+    triggers: TriggerContext = field(default_factory=TriggerContext)
+    """What triggers may refer to (tools, prompt names, the script's length)."""
     response_timeout: float = 15.0
     """Seconds a request step waits for its response (`timeouts.response`)."""
 
 
 def check_steps(data: dict[str, Any], sink: Sink) -> None:
     """Every finding about the `steps` list (and the names its steps define and use)."""
-    llm = [e for _, e in mappings(data.get("llm"))]
-    state = _StepState(script_entries=None if any("match" in e for e in llm) else len(llm))
+    state = _StepState(triggers=trigger_context(data))
     timeouts = data.get("timeouts")
     response = timeouts.get("response") if isinstance(timeouts, dict) else None
     if isinstance(response, int | float) and not isinstance(response, bool) and response > 0:
         state.response_timeout = float(response)
+    check_client_triggers(data, state.triggers, sink)
     for path, kind, params in _walk_steps(data.get("steps"), ("steps",)):
         if kind == "new_session" and isinstance(params, dict) and isinstance(params.get("as"), str):
             state.everywhere.setdefault(params["as"], (*path, kind, "as"))
@@ -160,7 +167,6 @@ def _check_prompt(params: dict[str, Any], here: KeyPath, state: _StepState, sink
         state.prompts.setdefault(name, (*here, "as"))
     cancel = params.get("cancel")
     after = cancel.get("after") if isinstance(cancel, dict) else None
-    wanted = after.get("llm_request") if isinstance(after, dict) else None
     delay = after.get("ms") if isinstance(after, dict) else None
     late = isinstance(delay, int) and delay >= state.response_timeout * 1000
     if late and not isinstance(delay, bool):
@@ -169,14 +175,9 @@ def _check_prompt(params: dict[str, Any], here: KeyPath, state: _StepState, sink
             f"the prompt's response timeout ({state.response_timeout:g} s) ends the step first",
             "shorten the delay or raise `timeouts.response`",
         )
-    entries = state.script_entries
-    if isinstance(wanted, int) and entries is not None and wanted > entries:
-        sink.add(
-            (*here, "cancel", "after", "llm_request"),
-            f"the llm script has only {entries} entr{'y' if entries == 1 else 'ies'}",
-            "the trigger would never fire: an exhausted script fails the request instead",
-            "warning",
-        )
+    if isinstance(after, dict):
+        own = name if isinstance(name, str) else ""
+        check_trigger(after, (*here, "cancel", "after"), state.triggers, sink, cancels=own)
 
 
 def _use_session(

@@ -199,6 +199,11 @@ class _Builder:
                 # interleaving (docs/contract.md §2: a permission request follows its tool_call).
                 answer = entry.pop("answer")
                 entry.update(after_updates=len(updates), answer=answer)
+                # A held answer sent only after the step's own response (docs/scenarios.md,
+                # "Held answers"): the same answer on time would mean another run.
+                answer_seq = self.frames.answers.get(seq)
+                if answered is not None and answer_seq is not None and answer_seq > answered:
+                    entry["answered_after_result"] = True
             {"update": updates, "agent_request": requests}.get(bucket, notes).append(entry)
         if step.problem:
             notes.append(

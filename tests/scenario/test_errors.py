@@ -261,7 +261,8 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
                 2,
                 22,
                 "client.permission",
-                "expected one of allow-once, reject-once, cancelled, error; got string 'alow-once'",
+                "expected one of allow-once, reject-once, cancelled, error, never; "
+                "got string 'alow-once'",
             )
         ],
     ),

@@ -471,6 +471,10 @@ async def test_cancel_while_an_approval_is_pending(rig: Rig, server: ParityServe
     ]
     assert rig.of("approval/decided")[0]["outcome"] == "cancelled"
     assert rig.of("tool/result")[0]["isError"] is True
+    # Native's text, seen live (scenarios/tools/cancel-permission-pending).
+    assert rig.of("tool/result")[0]["content"] == [
+        {"type": "text", "text": "Error: tool call aborted before dispatch"}
+    ]
     assert [r for r in server.requests if r.path == "/tools/call"] == []
 
 
