@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any
 
 from parity.checks.diff_text import side_by_side
@@ -127,7 +128,7 @@ def compare(
     views = {ref_name: ref, other_name: other}
     rules = [r for r in diverge if _names_either(r, ref_name, other_name)]
     for rule in known:
-        if not _names_either(rule, ref_name, other_name):
+        if not _names_either(rule, ref_name, other_name) or not _in_scope(rule, scenario):
             continue
         subject = (rule.targets or [ref_name])[0]
         holds = version_holds(rule.versions, reported_version(views[subject]))
@@ -155,6 +156,11 @@ def compare(
         drift for rule in rules for drift in _drift(rule, (ref_name, ref), (other_name, other))
     ]
     return report
+
+
+def _in_scope(rule: Rule, scenario: str) -> bool:
+    """A known difference scoped to `scenarios` applies only there (fnmatch patterns)."""
+    return rule.scenarios is None or any(fnmatchcase(scenario, p) for p in rule.scenarios)
 
 
 def _names_either(rule: Rule, ref_name: str, other_name: str) -> bool:

@@ -97,11 +97,14 @@ def _cross_checks(data: dict[str, Any], sink: Sink, targets: list[str] | None) -
         reason = entry.get("reason")
         if isinstance(reason, str) and reason and not reason.strip():
             sink.add((*at, "reason"), "reason is blank", RULE_REASON_HINT)
-        _check_sides(entry.get("sides"), target, (*at, "sides"), sink)
+        _check_sides(entry.get("sides"), target, (*at, "sides"), sink, targets)
 
 
-def _check_sides(sides: Any, target: Any, at: tuple[Any, ...], sink: Sink) -> None:
-    """Both sides are stated: the target's own and `others`, nothing else."""
+def _check_sides(
+    sides: Any, target: Any, at: tuple[Any, ...], sink: Sink, targets: list[str] | None
+) -> None:
+    """Both sides are stated: the target's own and `others`; another key names a
+    declared target whose side differs from `others`."""
     if not isinstance(sides, dict):
         return
     if isinstance(target, str):
@@ -109,9 +112,9 @@ def _check_sides(sides: Any, target: Any, at: tuple[Any, ...], sink: Sink) -> No
             if needed not in sides:
                 sink.add(at, f"sides has no {needed!r}: state what each side does", HINT)
         for name in sides:
-            if name not in (target, OTHERS):
-                hint = f"the sides are {target!r} (the entry's target) and {OTHERS!r}"
-                sink.add((*at, name), f"side {name!r} is neither the target nor others", hint)
+            if name not in (target, OTHERS) and targets is not None and name not in targets:
+                hint = did_you_mean(name, targets) or f"the sides are {target!r} and {OTHERS!r}"
+                sink.add((*at, name), f"side {name!r} is not a known target", hint)
     for name, side in sides.items():
         problem = side_problem(side)
         if problem:
@@ -131,6 +134,7 @@ def _rules(data: Any, root: Node, file: str) -> list[Rule]:
                 sides=dict(entry["sides"]),
                 id=entry["id"],
                 versions=entry.get("versions"),
+                scenarios=list(entry["scenarios"]) if "scenarios" in entry else None,
             )
         )
     return out

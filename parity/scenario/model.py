@@ -116,6 +116,8 @@ class Rule:
     (`parity.scenario.pins`); a side that stops doing it is drift."""
     id: str = ""
     """A known difference's id (empty for a scenario's own rules)."""
+    scenarios: list[str] | None = None
+    """A known difference's scenario names or fnmatch patterns; None: every scenario."""
     versions: str | None = None
     """A known difference's PEP 440 specifier set, matched against the version its
     target's run reports (`parity.scenario.pins.reported_version`); None: every version."""

@@ -171,3 +171,40 @@ def test_scenario_rules_pin_sides_too() -> None:
         other_name="plus",
     )
     assert [d.category for d in drifted.differences] == [DRIFT]
+
+
+def test_an_entry_scoped_to_scenarios_applies_only_there() -> None:
+    text = (
+        "differences:\n  - id: s\n    target: native\n    scenarios: [protocol/raw-*]\n"
+        "    path: steps[0].result.n\n    sides: {native: {equals: 1}, others: {equals: 2}}\n"
+        "    reason: r\n"
+    )
+    findings, known = check_known_text(text, "k.yaml", ["native", "plus"])
+    assert findings == []
+    native, plus = {"steps": [{"result": {"n": 1}}]}, {"steps": [{"result": {"n": 2}}]}
+
+    def in_scenario(name: str) -> Any:
+        return compare(
+            native,
+            plus,
+            profile="exact",
+            diverge=[],
+            ref_name="native",
+            other_name="plus",
+            scenario=name,
+            known=known,
+        )
+
+    assert in_scenario("protocol/raw-garbage").ok
+    elsewhere = in_scenario("baseline/handshake")
+    assert not elsewhere.ok and elsewhere.known_applied == []
+
+
+def test_a_side_key_must_be_a_declared_target() -> None:
+    text = (
+        "differences:\n  - id: s\n    target: native\n    path: a\n"
+        "    sides: {native: absent, others: absent, plu: absent}\n    reason: r\n"
+    )
+    findings, _ = check_known_text(text, "k.yaml", ["native", "plus"])
+    assert [f.message for f in findings] == ["side 'plu' is not a known target"]
+    assert findings[0].line == 5
