@@ -98,6 +98,13 @@ def test_a_child_the_host_started_itself_is_not_an_orphan() -> None:
     marked = subprocess.Popen(
         ["sleep", marker + "1"], start_new_session=True, env=orphans.marked_env(dict(os.environ))
     )
+    # Popen may return (vfork) before the kernel has set the new image's argv and
+    # environ, and a process whose environ still reads empty carries no mark: wait for
+    # both to be there, as they are for any orphan long before the harness looks.
+    deadline = time.monotonic() + 5
+    while not (with_marker(marker) and with_marker(marker + "1")):
+        assert time.monotonic() < deadline, "the children never showed their argv"
+        time.sleep(0.005)
     try:
         orphans.end_adopted(timeout=2.0)
         assert mine.poll() is None  # not ours: still running
