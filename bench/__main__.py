@@ -9,7 +9,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-MODULES = ("bench.bench_fakellm", "bench.bench_driver", "bench.bench_plus", "bench.bench_suite")
+MODULES = (
+    "bench.bench_fakellm",
+    "bench.bench_driver",
+    "bench.bench_plus",
+    "bench.bench_suite",
+    "bench.bench_known",
+)
 
 
 def main() -> int:

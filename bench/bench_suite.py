@@ -34,6 +34,7 @@ from pathlib import Path
 
 from parity.checks.diff import compare
 from parity.config import load_config
+from parity.scenario.known import load_known
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Scenario
 from parity.suite.runner import Runner, normalized
@@ -106,6 +107,7 @@ def split(root: Path) -> Split:
     scenarios: list[Scenario] = [
         load_scenario(p, config.scenarios_dir) for p in discover(config.scenarios_dir)
     ]
+    known = load_known(config.known_differences, config.targets)
     with Runner(config) as runner:
         for scenario in scenarios:
             views = {}
@@ -141,6 +143,7 @@ def split(root: Path) -> Split:
                         ref_name=reference,
                         other_name=other,
                         scenario=scenario.name,
+                        known=known,
                     )
             out.after_run += time.perf_counter() - t2
     out.total_wall = time.perf_counter() - started

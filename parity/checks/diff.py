@@ -137,7 +137,10 @@ def compare(
             report.known_applied.append(rule.id)
         elif holds is None:
             report.known_unjudged.append(rule.id)
-    matched = [(r, set(select(ref, r.path)), set(select(other, r.path))) for r in rules]
+    # Each rule's selection, once per view: it decides both what the rule explains and
+    # what its sides are checked on.
+    selections = [(r, select(ref, r.path), select(other, r.path)) for r in rules]
+    matched = [(r, set(in_ref), set(in_other)) for r, in_ref, in_other in selections]
     used: set[int] = set()
     for d in found:
         for i, (rule, in_ref, in_other) in enumerate(matched):
@@ -153,7 +156,9 @@ def compare(
         elif not rule.id and i not in used:
             report.stale.append(rule)
     report.differences += [
-        drift for rule in rules for drift in _drift(rule, (ref_name, ref), (other_name, other))
+        drift
+        for rule, in_ref, in_other in selections
+        for drift in _drift(rule, (ref_name, ref, in_ref), (other_name, other, in_other))
     ]
     return report
 
@@ -167,17 +172,21 @@ def _names_either(rule: Rule, ref_name: str, other_name: str) -> bool:
     return rule.targets is None or ref_name in rule.targets or other_name in rule.targets
 
 
-def _drift(
-    rule: Rule, ref: tuple[str, dict[str, Any]], other: tuple[str, dict[str, Any]]
-) -> list[Difference]:
+Side = tuple[str, dict[str, Any], list[Path]]
+"""One side of a comparison: target name, view, what a rule selects in it."""
+
+
+def _drift(rule: Rule, ref: Side, other: Side) -> list[Difference]:
     """One difference per side of `rule` that no longer does what the rule declares."""
     out: list[Difference] = []
-    for (name, view), is_ref in ((ref, True), (other, False)):
+    for (name, view, paths), is_ref in ((ref, True), (other, False)):
         side = (rule.sides or {}).get(name, (rule.sides or {}).get(OTHERS))
-        problem = None if side is None else side_violation(side, view, rule.path)
+        if side is None:
+            continue
+        values = [get_path(view, p) for p in paths]
+        problem = side_violation(side, values)
         if problem is None:
             continue
-        values = [get_path(view, p) for p in select(view, rule.path)]
         shown = values[0] if len(values) == 1 else values if values else ABSENT
         out.append(
             Difference(

@@ -26,8 +26,6 @@ import jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from parity.scenario.selectors import get_path, select
-
 ABSENT = "absent"
 SIDE_FORMS = ("absent", "equals", "one_of", "schema")
 OTHERS = "others"
@@ -60,10 +58,9 @@ def side_problem(side: Any) -> str | None:
     return None
 
 
-def side_violation(side: Any, view: Any, selector: str) -> str | None:
-    """None when `view` does what `side` declares at `selector`; else what it does
-    instead, in words."""
-    values = [get_path(view, p) for p in select(view, selector)]
+def side_violation(side: Any, values: list[Any]) -> str | None:
+    """None when the values a rule's selector selects in one view (`values`, none when
+    it selects nothing) are what `side` declares; else what they are instead, in words."""
     if side == ABSENT:
         if values:
             return f"declared absent, found {_show(values)}"
