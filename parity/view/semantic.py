@@ -229,11 +229,27 @@ def _text_chunk(u: Any) -> TypeGuard[dict[str, Any]]:
     )
 
 
+_EMPTIED: Any = object()
+"""A container that held only `_meta` (at any depth): it goes with it."""
+
+
 def _drop_meta(value: Any) -> Any:
+    """`value` without `_meta`, and without the objects that held nothing else (a
+    notification whose params were only `_meta` leaves no `{}` to differ on)."""
+    out = _without_meta(value)
+    return {} if out is _EMPTIED else out
+
+
+def _without_meta(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _drop_meta(v) for k, v in value.items() if k != "_meta"}
+        kept = {}
+        for key, item in value.items():
+            if key == "_meta" or (item := _without_meta(item)) is _EMPTIED:
+                continue
+            kept[key] = item
+        return _EMPTIED if value and not kept else kept
     if isinstance(value, list):
-        return [_drop_meta(v) for v in value]
+        return [x for x in map(_without_meta, value) if x is not _EMPTIED]
     return value
 
 

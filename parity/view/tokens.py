@@ -40,6 +40,14 @@ ISO_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
+PID_CONTEXT = (
+    r"(?P<pre>\(node:|\bpid\s*[:=#]?\s*|\bprocess(?:\s+id)?\s+|/proc/|\w\[)"
+    r"(?:{})(?![\w.])"
+)
+"""Where a text names a process id: Node's `(node:4781)`, `pid 4781`, `pid=4781`,
+`process 4781`, `/proc/4781/...`, syslog's `name[4781]`; `{}` takes the run's pids."""
+
+
 class Tokens:
     """Positional tokens per id kind for one run: value -> `<kind:n>`. Values are told
     apart by JSON type (`exact_key`): request ids `1`, `1.0` and `"1"` are three ids."""
@@ -53,8 +61,10 @@ class Tokens:
     ) -> None:
         self._by_kind: dict[str, dict[Any, str]] = {}
         # Agents print their own process id in diagnostics (`(node:4781) Warning: ...`).
+        # Only where text names a process: a bare number equal to a pid (`2026` in a
+        # date, a count in the model's text) is data, and stays.
         numbers = "|".join(str(pid) for pid in sorted(set(pids)) if pid > 0)
-        self._pids = re.compile(rf"(?<![\w.]){'(?:' + numbers + ')'}(?![\w.])") if numbers else None
+        self._pids = re.compile(PID_CONTEXT.format(numbers), re.IGNORECASE) if numbers else None
         spelled = sorted({text for d in dates for text in date_spellings(d)}, key=len, reverse=True)
         self._dates = re.compile("|".join(map(re.escape, spelled))) if spelled else None
         self._scripted = frozenset(scripted)
@@ -167,7 +177,7 @@ class Tokens:
             text = pattern.sub(token, text)
         text = ISO_TIME.sub(TIME, text)
         if self._pids is not None:
-            text = self._pids.sub("<pid>", text)
+            text = self._pids.sub(r"\g<pre><pid>", text)
         return self._dates.sub(DATE, text) if self._dates else text
 
 
