@@ -206,6 +206,20 @@ class ParityPlugin:
                 drop.append(item)
             else:
                 keep.append(item)
+        scenario_items = [i for i in items if isinstance(i, ScenarioItem)]
+        unmatched = sorted(
+            name
+            for name in state.select - state.added
+            if scenario_items and not any(i.target == name for i in scenario_items)
+        )
+        if unmatched:
+            names = ", ".join(unmatched)
+            raise pytest.UsageError(
+                f"--targets {names}: no collected scenario lists {names}; --targets "
+                f"selects among a scenario's own targets. To run the scenarios against "
+                f"an agent they do not name, add it: --targets "
+                + ",".join(f"+{n}" for n in unmatched)
+            )
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep

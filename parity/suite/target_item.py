@@ -53,11 +53,21 @@ class TargetItem(ScenarioItem):
                 )
             self.record("skip", why)
             pytest.skip(f"{self.target} unavailable: {why}")
-        if self.added and not recorded.is_file():
+        if self.added and not recorded.is_file() and not self.config.option.update_snapshots:
+            # Not recorded yet (`parity record --targets +NAME` records it): nothing to
+            # check a snapshot against, but the run (shared with its parity checks) is
+            # still judged, so its problems show here and not only in `parity show`.
             reason = (
                 f"added with --targets +{self.target} and not recorded: its parity "
                 f"checks compare it with {self.scenario.targets[0]}"
             )
+            result = self.state.runner.result(self.scenario, self.target)
+            judged = self._judge(result)
+            if judged.unexpected:
+                note = f"no snapshot: {reason}"
+                _, why, text = self._broken(result, judged, "skip", "", note)
+                self.record("fail", why)
+                raise ScenarioFailure(text)
             self.record("skip", reason)
             pytest.skip(reason)
         result = self.state.runner.result(self.scenario, self.target)

@@ -43,3 +43,36 @@ def test_unknown_added_target_is_a_usage_error(project: Project) -> None:
     out = done.stdout + done.stderr
     assert done.returncode != 0
     assert "--targets: unknown target(s) nobody" in out
+
+
+def test_record_with_an_added_target_records_it(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    done = project.parity("record", "--targets", "+mini-b")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert project.snapshot("demo/text", "mini-b").is_file(), out
+    again = project.parity("run", "--targets", "+mini-b")
+    assert again.returncode == 0, again.stdout
+    assert "::mini-b PASSED" in again.stdout
+
+
+def test_an_added_targets_run_problems_are_shown(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI + "timeouts: {response: 2, startup: 15}\n")
+    assert project.parity("record").returncode == 0
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("hangs", extra_env='MINI_HANG = "1"'))
+    done = project.parity("run", "--targets", "+hangs")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "::hangs FAILED" in out
+    assert "the hangs run had 2 run problem(s) the scenario does not expect" in out
+    assert "[timeout]" in out and "no snapshot: added with --targets +hangs" in out
+
+
+def test_a_plain_target_no_scenario_lists_explains_itself(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    done = project.parity("run", "--targets", "mini-b")
+    out = done.stdout + done.stderr
+    assert done.returncode not in (0, 5), out
+    assert "--targets mini-b: no collected scenario lists mini-b" in out
+    assert "--targets +mini-b" in out
