@@ -125,13 +125,13 @@ def compare(
     ref, other = comparable_views(ref, other)
     found = find_differences(ref, other, profile)
     report = ParityReport(scenario, ref_name, other_name, profile)
-    views = {ref_name: ref, other_name: other}
+    versions = {ref_name: reported_version(ref), other_name: reported_version(other)}
     rules = [r for r in diverge if _names_either(r, ref_name, other_name)]
     for rule in known:
         if not _names_either(rule, ref_name, other_name) or not _in_scope(rule, scenario):
             continue
         subject = (rule.targets or [ref_name])[0]
-        holds = version_holds(rule.versions, reported_version(views[subject]))
+        holds = version_holds(rule.versions, versions[subject])
         if holds:
             rules.append(rule)
             report.known_applied.append(rule.id)

@@ -33,8 +33,7 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
     nearest directory with `parity.toml` or `pyproject.toml`).
     """
     findings: list[ScenarioError] = []
-    registries: dict[Path, frozenset[str] | str] = {}
-    known_files: dict[Path, Path | None] = {}
+    projects: dict[Path, Config | str] = {}
     for path in _expand(paths):
         if not path.is_file():
             findings.append(ScenarioError(str(path), 0, 0, "", "no such file or directory"))
@@ -44,35 +43,26 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
         except (OSError, UnicodeDecodeError) as exc:
             findings.append(ScenarioError(str(path), 0, 0, "", f"cannot read: {exc}"))
             continue
-        registry = _registry(path, registries)
-        if isinstance(registry, str):  # the registry itself is broken: say so, check the rest
+        project = _project(path, projects)
+        if isinstance(project, str):  # the registry itself is broken: say so, check the rest
             hint = "run `parity targets` for details"
-            findings.append(ScenarioError(str(path), 0, 0, "targets", registry, hint, "warning"))
-        known = registry if isinstance(registry, frozenset) else None
-        if path.resolve() == _known_file(path, known_files):
+            findings.append(ScenarioError(str(path), 0, 0, "targets", project, hint, "warning"))
+        known = frozenset(project.targets) if isinstance(project, Config) else None
+        known_file = project.known_differences if isinstance(project, Config) else None
+        if known_file is not None and path.resolve() == known_file.resolve():
             findings += check_known_text(text, str(path), known)[0]
         else:
             findings += check_text(text, str(path), known)[0]
     return findings
 
 
-def _known_file(path: Path, cache: dict[Path, Path | None]) -> Path | None:
-    """The known-differences file of `path`'s project (`parity.scenario.known`)."""
+def _project(path: Path, cache: dict[Path, Config | str]) -> Config | str:
+    """`path`'s project configuration (its targets and known-differences file), or why
+    it cannot be read."""
     root = find_root(path.parent)
     if root not in cache:
         try:
-            cache[root] = load_config(root).known_differences.resolve()
-        except (TargetConfigError, OSError):
-            cache[root] = None
-    return cache[root]
-
-
-def _registry(path: Path, cache: dict[Path, frozenset[str] | str]) -> frozenset[str] | str:
-    """Target names declared for `path`'s project, or why they cannot be read."""
-    root = find_root(path.parent)
-    if root not in cache:
-        try:
-            cache[root] = frozenset(load_config(root).targets)
+            cache[root] = load_config(root)
         except (TargetConfigError, OSError) as exc:
             cache[root] = f"cannot read the target registry: {exc}"
     return cache[root]

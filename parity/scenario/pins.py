@@ -18,6 +18,7 @@ same version as `0.1.0rc8`.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -26,14 +27,15 @@ import jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from parity.exact import json_equal
+
 ABSENT = "absent"
 SIDE_FORMS = ("absent", "equals", "one_of", "schema")
 OTHERS = "others"
 """The `sides` key for whatever target is on the other side of a comparison."""
 
 
-def exact(value: Any) -> str:
-    """A value's identity as JSON carries it: `2` and `2.0`, `true` and `1` differ."""
+def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
 
 
@@ -67,9 +69,9 @@ def side_violation(side: Any, values: list[Any]) -> str | None:
         return None
     ((form, expected),) = side.items()
     for value in values:
-        if form == "equals" and exact(value) != exact(expected):
+        if form == "equals" and not json_equal(value, expected):
             return f"declared equal to {_show([expected])}, found {_show([value])}"
-        if form == "one_of" and exact(value) not in {exact(v) for v in expected}:
+        if form == "one_of" and not any(json_equal(value, v) for v in expected):
             return f"declared one of {_show(expected)}, found {_show([value])}"
         if form == "schema":
             error = jsonschema.exceptions.best_match(
@@ -83,7 +85,7 @@ def side_violation(side: Any, values: list[Any]) -> str | None:
 
 
 def _show(values: list[Any], limit: int = 160) -> str:
-    text = ", ".join(exact(v) for v in values)
+    text = ", ".join(_json(v) for v in values)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -104,9 +106,15 @@ def version_holds(spec: str | None, version: str | None) -> bool | None:
     if version is None:
         return None
     try:
-        return SpecifierSet(spec).contains(Version(version), prereleases=True)
+        return _specifiers(spec).contains(Version(version), prereleases=True)
     except InvalidVersion:
         return None
+
+
+@functools.cache
+def _specifiers(spec: str) -> SpecifierSet:
+    """A parsed specifier set (every comparison of a run asks the same few)."""
+    return SpecifierSet(spec)
 
 
 def reported_version(view: Mapping[str, Any]) -> str | None:

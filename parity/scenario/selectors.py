@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from parity.exact import json_equal
+
 Path = tuple[str | int, ...]
 """A concrete location in a view: dict keys and list indexes from the root."""
 
@@ -24,8 +26,8 @@ class _Seg:
     kind: str  # key | any | deep | index | each | where
     key: str = ""
     index: int = 0
-    value: str = ""
-    """`where` only: the JSON identity (`_identity`) the item's `key` path must have."""
+    value: Any = None
+    """`where` only: the value the item's `key` path must have (`json_equal`)."""
 
 
 # Dict fields that name what a node is; a selector segment equal to one of their values
@@ -55,7 +57,7 @@ def parse_selector(selector: str) -> list[_Seg]:
             keys = where_key.strip()
             if not all(keys.split(".")):
                 raise ValueError(f"bad filter {m.group(0)!r} at column {pos + 1}")
-            segs.append(_Seg("where", key=keys, value=_identity(_literal(where_value))))
+            segs.append(_Seg("where", key=keys, value=_literal(where_value)))
         elif name == "**":
             segs.append(_Seg("deep"))
         elif name == "*":
@@ -108,7 +110,7 @@ def select(root: Any, selector: str) -> list[Path]:
                     walk(child, (*path, k), i + 1)
         elif seg.kind == "where":
             for k, child in _children(node):
-                if _field_identity(child, seg.key) == seg.value:
+                if _field_equals(child, seg.key, seg.value):
                     walk(child, (*path, k), i + 1)
         elif seg.kind == "index":
             if isinstance(node, list) and -len(node) <= seg.index < len(node):
@@ -136,17 +138,12 @@ def _literal(text: str) -> Any:
         return text
 
 
-def _identity(value: Any) -> str:
-    """Type and value as JSON carries them: `2` and `2.0`, `true` and `1` differ."""
-    return json.dumps(value, sort_keys=True)
-
-
-def _field_identity(node: Any, dotted: str) -> str | None:
+def _field_equals(node: Any, dotted: str, value: Any) -> bool:
     for key in dotted.split("."):
         if not isinstance(node, dict) or key not in node:
-            return None
+            return False
         node = node[key]
-    return _identity(node)
+    return json_equal(node, value)
 
 
 def _children(node: Any) -> Iterator[tuple[str | int, Any]]:

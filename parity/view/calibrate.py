@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from parity.exact import json_equal
 from parity.scenario.selectors import format_path
-from parity.view.exact import json_equal
 
 PathT = tuple[str | int, ...]
 

@@ -1,7 +1,7 @@
 """Normalization: a `Transcript` -> the snapshot-ready view of one run.
 
 The view is plain data (dicts, lists, str, int, ...) with a fixed skeleton key order, so
-it dumps to readable YAML and compares exactly (`parity.view.exact`). Everything random
+it dumps to readable YAML and compares exactly (`parity.exact`). Everything random
 or machine specific is replaced so two runs of the same agent give the same view:
 
 - ids become positional tokens per kind (`<session:1>`, `<message:2>`, ..., any other

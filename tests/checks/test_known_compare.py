@@ -33,7 +33,12 @@ def recorded(target: str) -> dict[str, Any]:
 KNOWN = load_known(REPO / "known-differences.yaml")
 
 
-def run(native: dict[str, Any], plus: dict[str, Any], known: list[Rule] = KNOWN) -> Any:
+def run(
+    native: dict[str, Any],
+    plus: dict[str, Any],
+    known: list[Rule] = KNOWN,
+    scenario: str = "baseline/handshake",
+) -> Any:
     return compare(
         native,
         plus,
@@ -41,6 +46,7 @@ def run(native: dict[str, Any], plus: dict[str, Any], known: list[Rule] = KNOWN)
         diverge=[],
         ref_name="native",
         other_name="plus",
+        scenario=scenario,
         known=known,
     )
 
@@ -183,20 +189,8 @@ def test_an_entry_scoped_to_scenarios_applies_only_there() -> None:
     assert findings == []
     native, plus = {"steps": [{"result": {"n": 1}}]}, {"steps": [{"result": {"n": 2}}]}
 
-    def in_scenario(name: str) -> Any:
-        return compare(
-            native,
-            plus,
-            profile="exact",
-            diverge=[],
-            ref_name="native",
-            other_name="plus",
-            scenario=name,
-            known=known,
-        )
-
-    assert in_scenario("protocol/raw-garbage").ok
-    elsewhere = in_scenario("baseline/handshake")
+    assert run(native, plus, known, "protocol/raw-garbage").ok
+    elsewhere = run(native, plus, known, "baseline/handshake")
     assert not elsewhere.ok and elsewhere.known_applied == []
 
 

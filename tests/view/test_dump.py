@@ -12,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from parity.exact import json_equal
 from parity.view import dump
-from parity.view.exact import json_equal
 
 
 @pytest.fixture(params=["libyaml", "pure-python"])
