@@ -27,9 +27,14 @@ class Config:
     scenarios_dir: Path
     snapshots_dir: Path
     source: str
+    """The file the project settings came from, or `built-in`."""
     known_differences: Path = Path("known-differences.yaml")
     """The project's known differences (`parity.scenario.known`); absent: none."""
-    """The file the project settings came from, or `built-in`."""
+
+    @property
+    def families(self) -> dict[str, str]:
+        """Target name -> its family (family-wide known differences apply by it)."""
+        return {name: spec.family for name, spec in self.targets.items()}
 
 
 def project_table(root: Path) -> tuple[dict[str, Any], str]:

@@ -133,6 +133,15 @@ def load_schema(path: Path | None = None) -> dict[str, Any]:
     return schema
 
 
+def def_names() -> frozenset[str] | None:
+    """The names of the schema's `$defs` (what a `{acp: Name}` pin may name), or None
+    when the schema is not there to say."""
+    try:
+        return frozenset(load_schema()["$defs"])
+    except SchemaError:
+        return None
+
+
 def method_defs(schema: dict[str, Any]) -> dict[tuple[str, Kind], str]:
     """(method, kind) -> `$defs` name, from the schema's `x-method` annotations.
 

@@ -12,11 +12,13 @@ pinned: a side that stops doing what it declares is drift (`parity.scenario.pins
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
+from parity.checks.acp_schema import SchemaError, load_schema
 from parity.checks.diff_text import side_by_side
 from parity.checks.differences import (
     ABSENT,
@@ -26,7 +28,15 @@ from parity.checks.differences import (
     find_differences,
 )
 from parity.scenario.model import Rule
-from parity.scenario.pins import OTHERS, reported_version, side_violation, version_holds
+from parity.scenario.pins import (
+    EACH,
+    OTHERS,
+    acp_refs,
+    acp_registry,
+    reported_version,
+    side_violation,
+    version_holds,
+)
 from parity.scenario.selectors import Path, get_path, select
 
 
@@ -115,8 +125,9 @@ def compare(
     """Compare two normalized views of one scenario; `ref` is the parity reference.
 
     Rules (the scenario's `diverge`, then the project's `known` differences) apply when
-    their `targets` is None or names either side; a known difference also needs the
-    version its target's run reports inside its `versions`. They select in the views the
+    their `targets` is None or names either side (a family-wide known difference: names
+    both); a known difference also needs the version its target's run reports inside its
+    `versions`. They select in the views the
     differences were found in (`comparable_views`), so every path a difference prints,
     used as a rule's path, selects it. Every applicable rule with `sides` is checked on
     both views, whether or not it explains a difference here: a side that no longer does
@@ -130,8 +141,10 @@ def compare(
     for rule in known:
         if not _names_either(rule, ref_name, other_name) or not _in_scope(rule, scenario):
             continue
+        if rule.family and not {ref_name, other_name} <= set(rule.targets or ()):
+            continue
         subject = (rule.targets or [ref_name])[0]
-        holds = version_holds(rule.versions, versions[subject])
+        holds = version_holds(rule.versions, versions.get(subject))
         if holds:
             rules.append(rule)
             report.known_applied.append(rule.id)
@@ -179,12 +192,13 @@ Side = tuple[str, dict[str, Any], list[Path]]
 def _drift(rule: Rule, ref: Side, other: Side) -> list[Difference]:
     """One difference per side of `rule` that no longer does what the rule declares."""
     out: list[Difference] = []
+    sides = rule.sides or {}
     for (name, view, paths), is_ref in ((ref, True), (other, False)):
-        side = (rule.sides or {}).get(name, (rule.sides or {}).get(OTHERS))
+        side = sides.get(name, sides.get(OTHERS, sides.get(EACH)))
         if side is None:
             continue
         values = [get_path(view, p) for p in paths]
-        problem = side_violation(side, values)
+        problem = side_violation(side, values, _registry() if acp_refs(side) else None)
         if problem is None:
             continue
         shown = values[0] if len(values) == 1 else values if values else ABSENT
@@ -203,3 +217,13 @@ def _drift(rule: Rule, ref: Side, other: Side) -> list[Difference]:
 def _covers(selected: set[Path], path: Path | None) -> bool:
     """A rule covers a difference at or below one of the paths it selects."""
     return path is not None and any(path[:n] in selected for n in range(len(path) + 1))
+
+
+@functools.cache
+def _registry() -> Any:
+    """The ACP schema for sides that name its definitions; None when it is not there
+    (such a side then says it cannot be judged: a drift, never a silent pass)."""
+    try:
+        return acp_registry(load_schema())
+    except SchemaError:
+        return None

@@ -27,6 +27,9 @@ KINDS: dict[str, str] = {
     "driver": "a harness error while driving the run",
     "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
     "script-exhausted": "a model request after every consumable `llm` entry was used",
+    "extra-model-call": "a side request (no tools, while the agent's turns offer tools: a "
+    "title, a summary) after every consumable `llm` entry was used and no side entry "
+    "answered it",
     "no-entry-matched": "a model request no side entry matched, in a script of side entries",
     "malformed-request": "a model or tool request the fake LLM could not read",
     "unknown-tool": "a /tools/call for a tool the scenario does not declare",
@@ -98,6 +101,8 @@ def llm_kind(problem: str) -> str:
         return "unknown-endpoint"
     if problem == "script exhausted":
         return "script-exhausted"
+    if problem.startswith("extra model call"):
+        return "extra-model-call"
     if problem == "no entry matched":
         return "no-entry-matched"
     if problem.startswith("malformed request"):

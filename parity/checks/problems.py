@@ -313,7 +313,7 @@ def _unused_entries(scenario: Scenario, t: Transcript) -> list[Problem]:
     positions = {id(e): i for i, e in enumerate(scenario.llm)}
     out = []
     for index, entry in enumerate(script):
-        if "match" in entry.params or index in used:
+        if "match" in entry.params or entry.params.get("optional") or index in used:
             continue
         number = positions.get(id(entry), index)
         where = f" (line {entry.where.line})" if entry.where.line else ""

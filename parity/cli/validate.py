@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from parity.checks.acp_schema import def_names
 from parity.cli.project import project_config
 from parity.config import Config, find_root, load_config
 from parity.scenario.errors import ScenarioError
@@ -48,9 +49,8 @@ def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
             hint = "run `parity targets` for details"
             findings.append(ScenarioError(str(path), 0, 0, "targets", project, hint, "warning"))
         known = frozenset(project.targets) if isinstance(project, Config) else None
-        known_file = project.known_differences if isinstance(project, Config) else None
-        if known_file is not None and path.resolve() == known_file.resolve():
-            findings += check_known_text(text, str(path), known)[0]
+        if isinstance(project, Config) and path.resolve() == project.known_differences.resolve():
+            findings += check_known_text(text, str(path), project.families, def_names())[0]
         else:
             findings += check_text(text, str(path), known)[0]
     return findings

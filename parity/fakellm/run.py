@@ -22,6 +22,7 @@ from parity.fakellm import parity_stream
 from parity.fakellm.identity import Identity
 from parity.fakellm.recorded import Projection
 from parity.fakellm.script import Script
+from parity.fakellm.side_requests import SideRequests
 from parity.scenario.model import Tool
 from parity.transcript import ModelRequest
 
@@ -69,6 +70,8 @@ class Run:
             user=getpass.getuser(),
             secrets=(upstream.api_key,) if upstream is not None else (),
         )
+        self.sides = SideRequests()
+        """Which of the run's tool-less requests are side requests (titles, ...)."""
         self.closed = False
         self._t0 = time.monotonic()
         self._callbacks: list[Callable[[ModelRequest], None]] = []

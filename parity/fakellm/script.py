@@ -43,6 +43,14 @@ class Response:
     answer with this status and their error JSON; parity-stream streams `chunks`)."""
 
 
+EXTRA_SIDE_REQUEST = (
+    "extra model call: a side request (no tools, while this agent's turns offer tools: a "
+    "title, a summary, ...) after every consumable entry was used; answer side requests "
+    "with a side entry, `match: {request: side}`"
+)
+"""The problem of a side request no entry answers (kind `extra-model-call`)."""
+
+
 @dataclass(frozen=True)
 class RequestView:
     """What side-entry matching looks at, extracted from any dialect's request body."""
@@ -50,6 +58,9 @@ class RequestView:
     has_tools: bool
     purpose: str | None = None
     texts: tuple[str, ...] = ()
+    side: bool = False
+    """A side request by its shape (`parity.fakellm.side_requests`): tool-less while the
+    agent's turns offer tools."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +206,8 @@ def matches(match: Mapping[str, Any], view: RequestView) -> bool:
         return False
     if "purpose" in match and view.purpose != match["purpose"]:
         return False
+    if match.get("request") == "side" and not view.side:
+        return False
     needle = match.get("contains")
     return needle is None or any(str(needle) in text for text in view.texts)
 
@@ -226,6 +239,15 @@ class Script:
     def used(self) -> int:
         """How many consumable entries have answered a request."""
         return len(self._used)
+
+    @property
+    def answers_side_requests(self) -> bool:
+        """Whether an entry answers side requests by their shape (`request: side`): only
+        then does a run wait to tell a side request from a turn."""
+        return any(
+            isinstance(params.get("match"), Mapping) and params["match"].get("request") == "side"
+            for params in self.entries
+        )
 
     @property
     def checks_requests(self) -> bool:
@@ -261,6 +283,8 @@ class Script:
             consumable = any("match" not in params for params in self.entries)
             if not consumable and self.entries:
                 return Answer(None, problem="no entry matched")
+            if view.side:
+                return Answer(None, problem=EXTRA_SIDE_REQUEST)
             return Answer(None, problem="script exhausted")
         for index in unused:
             recorded = self._recorded[index]

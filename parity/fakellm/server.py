@@ -10,6 +10,7 @@ handler; that cancellation is how aborts (a target cancelling its turn) are seen
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -229,7 +230,12 @@ class FakeLLM:
             return await self._record(request, run, rec)
         scrub = run.identity.scrub
         seen = projection(rec.path, rec.body, scrub) if run.script.checks_requests else None
-        answer = run.script.answer(view(rec.body), seen)
+        request_view = view(rec.body)
+        if run.script.answers_side_requests:
+            side = await run.sides.classify(request_view.has_tools)
+        else:
+            side = run.sides.seen(request_view.has_tools)
+        answer = run.script.answer(dataclasses.replace(request_view, side=side), seen)
         rec.side = answer.side
         rec.entry = None if answer.side else answer.entry
         if answer.problem == "stale recording":

@@ -6,6 +6,9 @@ so they are written once, in the file `parity.toml`'s `known_differences` names
 (default `known-differences.yaml` at the project root), instead of in each scenario's
 `diverge`. Each entry names its target, the versions it holds for, the selector, what
 each side does there (`parity.scenario.pins`), and the reason (docs/known-differences.md).
+An entry may name a `family` instead of a target: a difference ACP leaves to each agent
+(its own capabilities, tool titles, permission options, ...), for every comparison
+between two targets of that family, with one side, `each`, that all of them hold.
 
 Text -> findings (file:line:col, like a scenario's) -> `Rule`s with `id` and `versions`
 set; `parity.checks.diff` applies them beside a scenario's own `diverge`.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from yaml.nodes import Node
 
 from parity.scenario.errors import RULE_REASON_HINT, ScenarioError, ScenarioInvalid, did_you_mean
 from parity.scenario.model import Rule, Where
-from parity.scenario.pins import OTHERS, side_problem, versions_problem
+from parity.scenario.pins import EACH, OTHERS, acp_refs, side_problem, versions_problem
 from parity.scenario.schema_findings import schema_findings
 from parity.scenario.selectors import parse_selector
 from parity.scenario.yaml_positions import Sink, locate, mappings, parse
@@ -39,11 +42,15 @@ def _validator() -> jsonschema.Draft202012Validator:
 
 
 def check_known_text(
-    text: str, file: str, known_targets: Collection[str] | None = None
+    text: str,
+    file: str,
+    families: Mapping[str, str] | None = None,
+    acp_defs: Collection[str] | None = None,
 ) -> tuple[list[ScenarioError], list[Rule]]:
     """Every finding of a known-differences file, and its entries when it has no error.
-    Pure; never raises for bad input. With `known_targets`, each entry's target must be
-    one of them."""
+    Pure; never raises for bad input. With `families` (target -> family), each entry's
+    target must be one of them, and a family entry applies to that family's targets;
+    with `acp_defs`, each ACP definition a side names must be one of them."""
     node, data, findings = parse(text, file)
     if node is None:
         if findings and findings[0].message == "empty file":
@@ -52,26 +59,31 @@ def check_known_text(
     findings += schema_findings(data, node, file, _validator())
     if isinstance(data, dict):
         sink = Sink(node, file)
-        _cross_checks(data, sink, sorted(known_targets) if known_targets is not None else None)
+        _cross_checks(data, sink, sorted(families) if families is not None else None, acp_defs)
         findings += sink.found
     findings.sort(key=lambda f: (f.line, f.column, f.severity, f.key, f.message))
     if any(f.severity == "error" for f in findings):
         return findings, []
-    return findings, _rules(data, node, file)
+    return findings, _rules(data, node, file, families or {})
 
 
-def load_known(path: Path, known_targets: Collection[str] | None = None) -> list[Rule]:
+def load_known(
+    path: Path, families: Mapping[str, str] | None = None, acp_defs: Collection[str] | None = None
+) -> list[Rule]:
     """The project's known differences; none when the file does not exist. Raises
     `ScenarioInvalid` with every error of a broken file."""
     if not path.is_file():
         return []
-    findings, rules = check_known_text(path.read_text(encoding="utf-8"), str(path), known_targets)
+    text = path.read_text(encoding="utf-8")
+    findings, rules = check_known_text(text, str(path), families, acp_defs)
     if any(f.severity == "error" for f in findings):
         raise ScenarioInvalid(findings)
     return rules
 
 
-def _cross_checks(data: dict[str, Any], sink: Sink, targets: list[str] | None) -> None:
+def _cross_checks(
+    data: dict[str, Any], sink: Sink, targets: list[str] | None, acp_defs: Collection[str] | None
+) -> None:
     seen: dict[str, int] = {}
     for i, entry in mappings(data.get("differences")):
         at = ("differences", i)
@@ -81,6 +93,16 @@ def _cross_checks(data: dict[str, Any], sink: Sink, targets: list[str] | None) -
                 sink.add((*at, "id"), f"duplicate id {ident!r} (entry {seen[ident] + 1})", HINT)
             seen.setdefault(ident, i)
         target = entry.get("target")
+        if ("target" in entry) == ("family" in entry):
+            sink.add(
+                at,
+                "an entry names one `target`, or one `family` (what ACP leaves to each agent)",
+                HINT,
+            )
+        if "family" in entry and "versions" in entry:
+            sink.add(
+                (*at, "versions"), "a family entry holds for every version: no `versions`", HINT
+            )
         if isinstance(target, str) and targets is not None and target not in targets:
             hint = did_you_mean(target, targets) or f"known targets: {', '.join(targets)}"
             sink.add((*at, "target"), f"unknown target {target!r}", hint)
@@ -97,7 +119,25 @@ def _cross_checks(data: dict[str, Any], sink: Sink, targets: list[str] | None) -
         reason = entry.get("reason")
         if isinstance(reason, str) and reason and not reason.strip():
             sink.add((*at, "reason"), "reason is blank", RULE_REASON_HINT)
-        _check_sides(entry.get("sides"), target, (*at, "sides"), sink, targets)
+        raw_sides = entry.get("sides")
+        sides: dict[str, Any] = raw_sides if isinstance(raw_sides, dict) else {}
+        _check_sides(sides, target, (*at, "sides"), sink, targets)
+        if isinstance(entry.get("family"), str):
+            _check_family_sides(sides, (*at, "sides"), sink)
+        for name, side in sides.items():
+            for ref in acp_refs(side):
+                if acp_defs is not None and ref not in acp_defs:
+                    hint = did_you_mean(ref, sorted(acp_defs)) or "see the ACP schema's $defs"
+                    sink.add((*at, "sides", name), f"the ACP schema defines no {ref!r}", hint)
+
+
+def _check_family_sides(sides: dict[str, Any], at: tuple[Any, ...], sink: Sink) -> None:
+    """A family entry states one side, `each`: what every target of the family does."""
+    if EACH not in sides:
+        sink.add(at, f"a family entry's sides are {EACH!r}: what every target of it does", HINT)
+    for name in sides:
+        if name != EACH:
+            sink.add((*at, name), f"a family entry has one side, {EACH!r}, not {name!r}", HINT)
 
 
 def _check_sides(
@@ -121,15 +161,18 @@ def _check_sides(
             sink.add((*at, name), problem, HINT)
 
 
-def _rules(data: Any, root: Node, file: str) -> list[Rule]:
+def _rules(data: Any, root: Node, file: str, families: Mapping[str, str]) -> list[Rule]:
     out: list[Rule] = []
     for i, entry in mappings(data.get("differences") if isinstance(data, dict) else None):
         node = locate(root, ("differences", i))
+        family = entry.get("family")
+        members = sorted(n for n, f in families.items() if f == family)
         out.append(
             Rule(
                 path=entry["path"],
                 reason=entry["reason"],
-                targets=[entry["target"]],
+                targets=members if family else [entry["target"]],
+                family=family,
                 where=Where(file, node.start_mark.line + 1, node.start_mark.column + 1),
                 sides=dict(entry["sides"]),
                 id=entry["id"],

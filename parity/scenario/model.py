@@ -121,6 +121,9 @@ class Rule:
     versions: str | None = None
     """A known difference's PEP 440 specifier set, matched against the version its
     target's run reports (`parity.scenario.pins.reported_version`); None: every version."""
+    family: str | None = None
+    """A family-wide known difference's family: it applies to comparisons between two of
+    its `targets` (the family's targets in this project), whose side is `each`."""
 
     @property
     def label(self) -> str:

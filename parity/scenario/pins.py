@@ -7,7 +7,10 @@ with `sides`) states each side as one of:
 - `absent`: the selector selects nothing in that side's view;
 - `{equals: V}`: every selected value is exactly `V` (type and value, as JSON carries them);
 - `{one_of: [V, ...]}`: every selected value is exactly one of these;
-- `{schema: S}`: every selected value validates against the JSON Schema `S`.
+- `{schema: S}`: every selected value validates against the JSON Schema `S`, which may
+  refer to the ACP schema's definitions as `{$ref: "acp#/$defs/ToolKind"}`;
+- `{acp: Name}`: every selected value is an ACP `Name` (`$defs/Name` of the pinned ACP
+  schema, `parity.checks.acp_schema`): the side of a difference ACP leaves to each agent.
 
 A side other than `absent` also holds where the selector selects nothing (a scenario
 without a prompt has no `usage_update` to pin). A side that does not hold is drift,
@@ -24,15 +27,23 @@ from collections.abc import Mapping
 from typing import Any
 
 import jsonschema
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from parity.exact import json_equal
 
 ABSENT = "absent"
-SIDE_FORMS = ("absent", "equals", "one_of", "schema")
+SIDE_FORMS = ("absent", "equals", "one_of", "schema", "acp")
 OTHERS = "others"
 """The `sides` key for whatever target is on the other side of a comparison."""
+EACH = "each"
+"""The `sides` key of a family-wide known difference: what every target of the family
+does there (each side of every comparison between two of them)."""
+ACP_URI = "acp"
+"""The URI the ACP schema is registered under: `{$ref: "acp#/$defs/ToolKind"}`."""
 
 
 def _json(value: Any) -> str:
@@ -44,10 +55,15 @@ def side_problem(side: Any) -> str | None:
     if side == ABSENT:
         return None
     if not isinstance(side, Mapping) or len(side) != 1:
-        return "a side is `absent`, or one of {equals: V}, {one_of: [V, ...]}, {schema: S}"
+        return (
+            "a side is `absent`, or one of {equals: V}, {one_of: [V, ...]}, {schema: S}, "
+            "{acp: Name}"
+        )
     ((form, value),) = side.items()
     if form not in SIDE_FORMS[1:]:
-        return f"unknown side form {form!r}: use equals, one_of or schema (or `absent`)"
+        return f"unknown side form {form!r}: use equals, one_of, schema or acp (or `absent`)"
+    if form == "acp" and (not isinstance(value, str) or not value):
+        return "acp names a definition of the ACP schema, e.g. {acp: ToolKind}"
     if form == "one_of" and (not isinstance(value, list) or not value):
         return "one_of lists the values a side may have (at least one)"
     if form == "schema":
@@ -60,9 +76,50 @@ def side_problem(side: Any) -> str | None:
     return None
 
 
-def side_violation(side: Any, values: list[Any]) -> str | None:
+def acp_registry(acp_schema: Mapping[str, Any]) -> referencing.Registry[Any]:
+    """A registry holding the ACP schema at `acp`, for sides that refer to it."""
+    resource = referencing.jsonschema.DRAFT202012.create_resource(dict(acp_schema))
+    registry: referencing.Registry[Any] = referencing.Registry().with_resource(ACP_URI, resource)
+    return registry
+
+
+def _acp_ref(name: Any) -> str:
+    return f"{ACP_URI}#/$defs/{name}"
+
+
+def acp_refs(side: Any) -> list[str]:
+    """The ACP definitions a side names (`{acp: Name}`, or `acp#/$defs/Name` refs)."""
+    if not isinstance(side, Mapping) or len(side) != 1:
+        return []
+    ((form, value),) = side.items()
+    if form == "acp":
+        return [str(value)]
+    found: list[str] = []
+    prefix = f"{ACP_URI}#/$defs/"
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith(prefix):
+                found.append(ref[len(prefix) :])
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    if form == "schema":
+        walk(value)
+    return found
+
+
+def side_violation(
+    side: Any, values: list[Any], registry: referencing.Registry[Any] | None = None
+) -> str | None:
     """None when the values a rule's selector selects in one view (`values`, none when
-    it selects nothing) are what `side` declares; else what they are instead, in words."""
+    it selects nothing) are what `side` declares; else what they are instead, in words.
+    `registry` resolves the ACP schema's definitions (`acp_registry`); a side that names
+    one cannot be judged without it, and says so."""
     if side == ABSENT:
         if values:
             return f"declared absent, found {_show(values)}"
@@ -73,10 +130,17 @@ def side_violation(side: Any, values: list[Any]) -> str | None:
             return f"declared equal to {_show([expected])}, found {_show([value])}"
         if form == "one_of" and not any(json_equal(value, v) for v in expected):
             return f"declared one of {_show(expected)}, found {_show([value])}"
-        if form == "schema":
-            error = jsonschema.exceptions.best_match(
-                jsonschema.Draft202012Validator(dict(expected)).iter_errors(value)
+        if form in ("schema", "acp"):
+            schema = dict(expected) if form == "schema" else {"$ref": _acp_ref(expected)}
+            if acp_refs(side) and registry is None:
+                return "names the ACP schema, which is not loaded (run `make schema`)"
+            validator = jsonschema.Draft202012Validator(
+                schema, registry=registry if registry is not None else referencing.Registry()
             )
+            try:
+                error = jsonschema.exceptions.best_match(validator.iter_errors(value))
+            except referencing.exceptions.Unresolvable as exc:
+                return f"refers to {exc.ref!r}, which the ACP schema does not define"
             if error is not None:
                 where = "".join(f"[{p!r}]" for p in error.absolute_path)
                 rule = f"{error.validator} {_show([error.validator_value], 120)}"

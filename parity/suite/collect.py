@@ -4,7 +4,7 @@
 one `ParityItem` per non-reference target (`...::parity[plus~native]`); a file that does
 not validate yields one failing `InvalidScenarioItem` (`...::validate`) listing its
 errors as file:line. `--targets +name` adds a target to every scenario whose reference
-target is of its family.
+target is of its family (except a peer scenario that calls one agent's own tools).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from parity.suite.items import PARITY_MARK, ScenarioFailure
 from parity.suite.parity_item import ParityItem
 from parity.suite.state import STATE
 from parity.suite.target_item import TargetItem
+from parity.targets.spec import OWN_TOOLS_SHARED
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -47,9 +48,14 @@ class ScenarioFile(pytest.File):
             return
         reference = scenario.targets[0]
         family = state.config.targets[reference].family if reference in state.config.targets else ""
+        # A script calling one agent's own tools is about that agent (opencode's `write`):
+        # another agent of a family whose own tools differ has nothing to run it with.
+        open_to_added = OWN_TOOLS_SHARED.get(family, False) or not scenario.calls_builtin_tools
         extra = []
         for name in sorted(state.added):
             state.added_to.setdefault(name, 0)
+            if not open_to_added:
+                continue
             if name not in scenario.targets and state.config.targets[name].family == family:
                 extra.append(name)
                 state.added_to[name] += 1

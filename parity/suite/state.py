@@ -89,9 +89,12 @@ class SessionState:
         """The project's known differences, read on first use (`parity.scenario.known`);
         raises `ScenarioInvalid` for a broken file, which fails every parity check."""
         if self._known is None:
+            from parity.checks.acp_schema import def_names
             from parity.scenario.known import load_known
 
-            self._known = load_known(self.config.known_differences, self.config.targets)
+            self._known = load_known(
+                self.config.known_differences, self.config.families, def_names()
+            )
         return self._known
 
     @property

@@ -16,6 +16,10 @@ from importlib import resources
 from typing import Any, Literal, cast
 
 FAMILIES = ("dsh", "peer")
+OWN_TOOLS_SHARED = {"dsh": True, "peer": False}
+"""Whether a family's agents share their own tools (`builtin: true` calls): the DSH
+bridges all have the contract's `read`, `bash`, ...; each peer has its own set, so a
+peer scenario that calls one tests that agent alone and takes no `--targets +NAME`."""
 DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages", "gemini")
 FIXTURE_TOOLS = ("stream", "mcp")
 CONFORMANCE = ("fail", "warn")

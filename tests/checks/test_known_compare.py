@@ -118,7 +118,7 @@ def test_type_exact_pins() -> None:
         "differences:\n  - id: n\n    target: native\n    path: steps[*].result.n\n"
         "    sides: {native: {equals: 2}, others: {one_of: [true, '1']}}\n    reason: r\n"
     )
-    findings, known = check_known_text(text, "k.yaml", ["native", "plus"])
+    findings, known = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
     assert findings == []
 
     def views(a: Any, b: Any) -> Any:
@@ -185,7 +185,7 @@ def test_an_entry_scoped_to_scenarios_applies_only_there() -> None:
         "    path: steps[0].result.n\n    sides: {native: {equals: 1}, others: {equals: 2}}\n"
         "    reason: r\n"
     )
-    findings, known = check_known_text(text, "k.yaml", ["native", "plus"])
+    findings, known = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
     assert findings == []
     native, plus = {"steps": [{"result": {"n": 1}}]}, {"steps": [{"result": {"n": 2}}]}
 
@@ -199,6 +199,6 @@ def test_a_side_key_must_be_a_declared_target() -> None:
         "differences:\n  - id: s\n    target: native\n    path: a\n"
         "    sides: {native: absent, others: absent, plu: absent}\n    reason: r\n"
     )
-    findings, _ = check_known_text(text, "k.yaml", ["native", "plus"])
+    findings, _ = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
     assert [f.message for f in findings] == ["side 'plu' is not a known target"]
     assert findings[0].line == 5
