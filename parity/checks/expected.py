@@ -1,15 +1,20 @@
-"""Expected run problems: a run's problems against the scenario's `expect_problems`.
+"""Expected run problems: a run's problems against the scenario's `expect_problems`
+and the target table's.
 
-`judge(problems, scenario.expect_problems, target)` splits them into unexpected ones
-(which fail the target's item, and which `parity record` refuses to record), expected
-ones (listed in the summary with their reasons) and stale `expect_problems` entries
-(declared for this target, matching nothing: they fail like stale diverge rules).
-Pure; the problems come from `parity.checks.problems.run_problems`.
+`judge(problems, scenario.expect_problems, target, standing=spec.expect_problems)`
+splits them into unexpected ones (which fail the target's item, and which `parity
+record` refuses to record), expected ones (listed in the summary with their reasons)
+and stale scenario entries (declared for this target, matching nothing: they fail like
+stale diverge rules). A target table's entries (`standing`) apply to every scenario the
+target runs in, so one run that does not show the problem says nothing about them:
+they are never stale in a run, and `unclaimed` finds those that claimed nothing in a
+whole session instead (listed in the summary). Pure; the problems come from
+`parity.checks.problems.run_problems`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from parity.checks.problems import Problem
@@ -23,6 +28,8 @@ class Judged:
     unexpected: list[Problem] = field(default_factory=list)
     expected: list[tuple[Problem, ExpectedProblem]] = field(default_factory=list)
     stale: list[ExpectedProblem] = field(default_factory=list)
+    standing_used: list[int] = field(default_factory=list)
+    """Indexes of the target table's entries that claimed a problem in this run."""
 
     @property
     def ok(self) -> bool:
@@ -38,21 +45,62 @@ def explains(entry: ExpectedProblem, problem: Problem) -> bool:
     return entry.kind == problem.kind and (entry.match is None or entry.match in problem.message)
 
 
-def judge(problems: Sequence[Problem], expected: Sequence[ExpectedProblem], target: str) -> Judged:
-    """Each problem against the entries that apply to `target` (the first explaining one
-    claims it); an applicable entry that explains nothing is stale."""
+def judge(
+    problems: Sequence[Problem],
+    expected: Sequence[ExpectedProblem],
+    target: str,
+    standing: Sequence[ExpectedProblem] = (),
+) -> Judged:
+    """Each problem against the scenario's entries that apply to `target`, then the
+    target table's (`standing`); the first explaining entry claims it. A scenario's
+    applicable entry that explains nothing is stale; a standing one is not (see the
+    module docstring)."""
     entries = [e for e in expected if applies(e, target)]
+    # The scenario's entries come first: the more specific declaration claims a problem
+    # both explain, so the scenario's entry is not called stale because of the table.
+    ordered = [*entries, *standing]
     out = Judged()
     used: set[int] = set()
     for problem in problems:
-        hit = next((i for i, e in enumerate(entries) if explains(e, problem)), None)
+        hit = next((i for i, e in enumerate(ordered) if explains(e, problem)), None)
         if hit is None:
             out.unexpected.append(problem)
         else:
             used.add(hit)
-            out.expected.append((problem, entries[hit]))
+            out.expected.append((problem, ordered[hit]))
     out.stale = [e for i, e in enumerate(entries) if i not in used]
+    out.standing_used = sorted(i - len(entries) for i in used if i >= len(entries))
     return out
+
+
+def unclaimed(
+    declared: Mapping[str, Sequence[ExpectedProblem]], used: Iterable[tuple[str, Iterable[int]]]
+) -> list[tuple[str, ExpectedProblem]]:
+    """The target table entries that claimed no problem in any run of their target in a
+    session, for the targets that ran at all (`used` has one row per run: the target and
+    the `standing_used` indexes of that run). A target that did not run is absent: its
+    entries were not put to the test."""
+    ran: dict[str, set[int]] = {}
+    for target, indexes in used:
+        ran.setdefault(target, set()).update(indexes)
+    return [
+        (target, entry)
+        for target in sorted(ran)
+        for i, entry in enumerate(declared.get(target, ()))
+        if i not in ran[target]
+    ]
+
+
+def unclaimed_lines(rows: Sequence[tuple[str, ExpectedProblem]]) -> list[str]:
+    """The summary's list of target-table entries that claimed nothing in this session."""
+    if not rows:
+        return []
+    lines = [
+        f"target expect_problems that claimed no problem in this session ({len(rows)}; "
+        "remove an entry the agent no longer needs):"
+    ]
+    lines += [f"  {describe(entry)}: {entry.reason}" for _, entry in rows]
+    return lines
 
 
 def describe(entry: ExpectedProblem) -> str:

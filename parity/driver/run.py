@@ -95,6 +95,7 @@ async def run_scenario(
     target: str,
     keep_dir: bool = False,
     ladder: Ladder | None = None,
+    timeouts: Mapping[str, float] | None = None,
 ) -> Transcript:
     """Play `scenario` against the agent `make_launch` describes; return the transcript.
 
@@ -103,7 +104,8 @@ async def run_scenario(
     (seeded with the scenario's `files`) and TMPDIR; it is removed afterwards unless
     `keep_dir` (in a worker thread: `wait_for_cleanup()` waits for that). Agent misbehaviour
     (timeouts, crashes, garbage, protocol slips) is recorded, never raised. `ladder`
-    overrides the shutdown ladder's waits (tests use short ones).
+    overrides the shutdown ladder's waits (tests use short ones); `timeouts` are the
+    target table's (the larger of its and the scenario's wins, per key).
     """
     safe_id = re.sub(r"[^A-Za-z0-9_.-]", "_", run_id)[:60]
     _sweep_once()
@@ -119,7 +121,7 @@ async def run_scenario(
         transcript.agent = dict(launch.stamp)
         for name, path in launch.paths.items():
             transcript.paths.setdefault(name, path)
-        run = Run(scenario, launch, paths, transcript, llm_run, ladder or Ladder())
+        run = Run(scenario, launch, paths, transcript, llm_run, ladder or Ladder(), timeouts)
         if llm_run is not None:
             llm_run.bind_paths(transcript.paths)
             llm_run.mark_start(run.recording.t0)

@@ -26,10 +26,12 @@ from parity.driver.terminals import Terminals
 from parity.driver.triggers import hold_answer
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch
+from parity.targets.tolerances import effective_timeouts
 from parity.transcript import ModelRequest, Transcript
 
 DEFAULT_TIMEOUTS: dict[str, float] = {"startup": 15.0, "response": 15.0, "run": 120.0}
-"""Seconds; a scenario's `timeouts` override these per key."""
+"""Seconds; a scenario's and its target's `timeouts` override these per key
+(`parity.targets.tolerances.effective_timeouts`)."""
 
 
 class LlmRun(Protocol):
@@ -75,13 +77,16 @@ class Run:
         transcript: Transcript,
         llm_run: LlmRun | None,
         ladder: Ladder,
+        target_timeouts: Mapping[str, float] | None = None,
     ) -> None:
         self.scenario = scenario
         self.launch = launch
         self.paths = paths
         self.llm_run = llm_run
         self.recording = Recording(transcript)
-        self.timeouts = {**DEFAULT_TIMEOUTS, **(scenario.timeouts or {})}
+        self.timeouts = effective_timeouts(
+            DEFAULT_TIMEOUTS, scenario.timeouts or {}, target_timeouts or {}
+        )
         self.client: Mapping[str, Any] = scenario.client or {}
         self.loop = asyncio.get_running_loop()
         env = agent_env(os.environ, paths.home, paths.tmp, launch.env)

@@ -46,10 +46,10 @@ def step_label(step: Step) -> str:
         return f"{step.kind} {p.get('method', '?')}"
     if step.kind == "new_session":
         return f"new_session {p.get('as', '')}".rstrip()
+    if step.kind == "wait":  # every key: `wait s1` would hide what it waits for
+        return "wait " + ", ".join(f"{k}={v}" for k, v in sorted(p.items()))
     if "session" in p:
         return f"{step.kind} {p['session']}"
-    if step.kind == "wait":
-        return "wait " + ", ".join(f"{k}={v}" for k, v in sorted(p.items()))
     return step.kind
 
 

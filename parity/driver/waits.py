@@ -67,8 +67,10 @@ async def wait_step(run: Run, record: StepRecord, p: dict[str, Any], since: int)
         return
     kind, count = p.get("update"), int(p.get("count", 1))
     session: Any = ANY_SESSION
+    after = since
     if "session" in p:
-        # Counted from the session's own session/new request, not the previous step.
+        # Counted from the session's own session/new request, not the previous step: an
+        # agent may queue the update before it writes the session/new answer.
         session, since = run.session_id(p), run.session_since.get(str(p["session"]), 0)
     conn = run.agent.live()
     timeout = run.timeouts["response"]
@@ -88,4 +90,6 @@ async def wait_step(run: Run, record: StepRecord, p: dict[str, Any], since: int)
     matching = seen()
     if len(matching) < count:
         raise await run.agent.gone(conn, record.label)
-    recording.marks[record.index] = matching[count - 1] + 1
+    # Never back before the previous step's mark: an update found before it (the raced
+    # one) must not be counted again by a later wait of the same sequence.
+    recording.marks[record.index] = max(after, matching[count - 1] + 1)

@@ -142,6 +142,8 @@ def _check_one_step(
             state.defined[name] = (*here, "as")
     elif kind == "prompt":
         _check_prompt(params, here, state, sink)
+    elif kind == "wait":
+        _check_wait(params, here, state, block, sink)
     elif kind == "list_sessions":
         if params.get("cursor") == "next" and not state.listed:
             sink.add(
@@ -150,6 +152,27 @@ def _check_one_step(
                 "it sends the previous result's nextCursor",
             )
         state.listed = True
+
+
+def _check_wait(
+    params: dict[str, Any], here: KeyPath, state: _StepState, block: frozenset[str], sink: Sink
+) -> None:
+    """A `wait` names its session like other steps (the schema's `anyOf` hides the key
+    from `_SESSION_PARAM_KINDS`); one for updates without a session, in a file that has
+    sessions, races an update the agent sends before its session/new answer."""
+    name = params.get("session")
+    if isinstance(name, str):
+        _use_session(name, (*here, "session"), state, block, sink)
+    elif "update" in params and "ms" not in params and state.everywhere:
+        latest = next(reversed(state.defined), None) or next(iter(state.everywhere))
+        sink.add(
+            (*here, "update"),
+            "without `session:` a wait counts only updates after the previous step's "
+            "response, and misses one the agent sends before its session/new answer "
+            "(as available_commands_update often is)",
+            f"add `session: {latest}`: it counts {latest}'s updates from its session/new request",
+            "warning",
+        )
 
 
 def _check_prompt(params: dict[str, Any], here: KeyPath, state: _StepState, sink: Sink) -> None:

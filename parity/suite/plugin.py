@@ -244,6 +244,9 @@ class ParityPlugin:
             elif key == "parity_known" and isinstance(value, str):
                 applied, used, unjudged = json.loads(value)
                 state.known_uses.append(Use(tuple(applied), tuple(used), tuple(unjudged)))
+            elif key == "parity_target_expect" and isinstance(value, str):
+                target, used = json.loads(value)
+                state.target_expect_uses.append((str(target), tuple(used)))
             elif key == "parity_expected" and isinstance(value, str):
                 expected_row = tuple(json.loads(value))
                 if expected_row not in state.expected:

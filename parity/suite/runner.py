@@ -198,6 +198,7 @@ class Runner:
                     run_id=run_id,
                     target=target,
                     ladder=Ladder(eof=spec.shutdown_eof),
+                    timeouts=spec.timeouts,
                 )
             )
         finally:

@@ -73,6 +73,9 @@ class SessionState:
     expected: list[tuple[str, str, str, str, int]] = field(default_factory=list)
     """Expected run problems: (scenario, target, problem, reason, how many times)
     (`parity.checks.expected.summary_lines`)."""
+    target_expect_uses: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    """Per judged run of a target whose table has `expect_problems`: (target, indexes of
+    the entries that claimed a problem) (`parity.checks.expected.unclaimed`)."""
     known_uses: list[Use] = field(default_factory=list)
     """What each parity check did with the project's known differences."""
     deselected: int = 0

@@ -1,7 +1,8 @@
 """The session's end: the parity summary in the terminal, and the report files.
 
 The summary table (`parity.report.matrix`), the groups of identical changes, the counts
-and notes, the masks, findings and expected problems, invalid files and unused
+and notes, the masks, findings and expected problems (with target-table entries that
+claimed none), invalid files and unused
 snapshots (deleted under `parity record`), then the files `--parity-report`,
 `--parity-junit` and `--parity-json` asked for (`parity.report.results`).
 """
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from parity.checks.expected import summary_lines
+from parity.checks.expected import summary_lines, unclaimed, unclaimed_lines
 from parity.checks.known_ledger import ledger_lines
 from parity.report.groups import difference_groups, group_lines
 from parity.report.matrix import fit, summary_table
@@ -47,6 +48,9 @@ def write_summary(terminalreporter: Any, config: pytest.Config, state: SessionSt
     for line in findings_lines(state.findings):
         write(line)
     for line in summary_lines(state.expected):
+        write(line)
+    declared = {name: spec.expect_problems for name, spec in state.config.targets.items()}
+    for line in unclaimed_lines(unclaimed(declared, state.target_expect_uses)):
         write(line)
     if state.ledger is not None:
         for line in ledger_lines(state.ledger, len(state.known)):

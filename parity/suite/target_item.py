@@ -2,7 +2,8 @@
 
 `...::plus` runs the target (through the session's runner and its run cache), then
 judges in this order, so the first cause is the headline: conformance findings (under
-the target's `conformance = "fail"`), run problems against `expect_problems`, then the
+the target's `conformance = "fail"`), run problems against `expect_problems` (the
+scenario's, then the target table's), then the
 snapshot (`parity.suite.snapshots`). A target that cannot run here skips, unless
 `--require-live` names it, or `--require-targets` names it and it has no recording to
 stand in for it.
@@ -109,13 +110,19 @@ class TargetItem(ScenarioItem):
         self.record(status)
 
     def _judge(self, result: RunResult) -> Judged:
-        """The run's problems against the scenario's `expect_problems`; the expected ones
-        are attached for the summary."""
+        """The run's problems against the scenario's `expect_problems` and the target
+        table's; the expected ones, and which table entries claimed one, are attached
+        for the summary."""
+        standing = self.state.config.targets[self.target].expect_problems
         judged = judge(
             run_problems(self.scenario, result.transcript),
             self.scenario.expect_problems,
             self.target,
+            standing,
         )
+        if standing:
+            used = json.dumps([self.target, judged.standing_used])
+            self.user_properties.append(("parity_target_expect", used))
         counted = Counter((p.headline(), e.reason) for p, e in judged.expected)
         for (headline, reason), times in counted.items():
             row = [self.scenario.name, self.target, headline, reason, times]

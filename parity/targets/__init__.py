@@ -2,7 +2,8 @@
 `Launch`.
 
 `spec` (declarations: `targets.toml` built-ins merged with the project's tables),
-`launch` (a target rendered for one run, availability, setup), `dsh` (the native launch
+`tolerances` (a table's timeouts and expected problems), `launch` (a target rendered
+for one run, availability, setup), `dsh` (the native launch
 kit, with its parity-stream plugin in `adapters/dsh/`) and `peers` (installing the
 third-party agents). The public surface below loads on first use (`parity.lazy`).
 """

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal, cast
 
+from parity.scenario.model import ExpectedProblem
+from parity.targets.tolerances import TableError, parse_expect_problems, parse_timeouts
+
 FAMILIES = ("dsh", "peer")
 OWN_TOOLS_SHARED = {"dsh": True, "peer": False}
 """Whether a family's agents share their own tools (`builtin: true` calls): the DSH
@@ -79,6 +82,12 @@ class TargetSpec:
     """Where it was declared (file path), for error messages."""
     launcher: str = ""
     """A name from `LAUNCHERS`: the command comes from that launch kit, not `command`."""
+    timeouts: Mapping[str, float] = field(default_factory=dict)
+    """Seconds per `startup`, `response`, `run` for every run of this target
+    (`parity.targets.tolerances.effective_timeouts` meets them with a scenario's)."""
+    expect_problems: tuple[ExpectedProblem, ...] = ()
+    """Run problems expected in every scenario this target runs in (they claim a
+    problem after the scenario's own entries, and are never stale in one run)."""
 
 
 # -- declarations --------------------------------------------------------------------------
@@ -130,6 +139,8 @@ _KEYS = {
     "conformance",
     "shutdown_eof",
     "launcher",
+    "timeouts",
+    "expect_problems",
 }
 
 
@@ -168,6 +179,11 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         raise TargetConfigError(
             f"{where}: `shutdown_eof` must be seconds between 0 and 60, got {eof!r}"
         )
+    try:
+        timeouts = parse_timeouts(table.get("timeouts", {}))
+        expected = parse_expect_problems(table.get("expect_problems", []), where)
+    except TableError as exc:
+        raise TargetConfigError(f"{where}: {exc}") from None
     return TargetSpec(
         name=name,
         family=family,
@@ -184,6 +200,8 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         shutdown_eof=float(eof),
         source=source,
         launcher=str(launcher),
+        timeouts=timeouts,
+        expect_problems=expected,
     )
 
 

@@ -42,6 +42,8 @@ def test_step_labels() -> None:
     assert step_label(st("new_session", as_="s2")) == "new_session s2"
     assert step_label(st("close_session", session="s2")) == "close_session s2"
     assert step_label(st("wait", update="plan", count=2)) == "wait count=2, update=plan"
+    waiting = st("wait", update="plan", session="s1")
+    assert step_label(waiting) == "wait session=s1, update=plan"
     assert step_label(st("initialize", {})) == "initialize"
 
 

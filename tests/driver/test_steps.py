@@ -416,7 +416,16 @@ async def test_wait_ms() -> None:
 async def test_wait_for_a_session_counts_updates_that_raced_its_response() -> None:
     waiting = st("wait", update="available_commands_update", session="s1")
     t = await run([*BASIC, waiting], "update_before_session_reply")
+    # The race really happened: the update is on the wire before the session/new answer,
+    # inside the session/new step.
+    kinds = [
+        "update" if f.message.get("method") == "session/update" else "answer"
+        for f in (t.frames[i] for i in t.steps[1].frames)
+        if f.direction == "in"
+    ]
+    assert kinds == ["update", "answer"]
     assert t.steps[2].problem is None
+    assert t.steps[2].t_end - t.steps[2].t_start < 0.5  # found at once, not at a timeout
     # Without `session`, the wait counts only updates after the session/new step: none.
     plain = st("wait", update="available_commands_update")
     t = await run([*BASIC, plain], "update_before_session_reply", timeouts={"response": 0.5})
@@ -433,3 +442,19 @@ def test_workspace_files_after_the_run(tmp_path: Path) -> None:
     assert files["bad.txt"] == "\ufffd ok"
     assert files["big.bin"].endswith(f"<cut at {WORKSPACE_FILE_LIMIT} bytes>")
     assert files["../up.txt"] == "<refused: outside the workdir>"
+
+
+async def test_a_plain_wait_after_a_session_wait_skips_the_raced_updates() -> None:
+    # Each session/new of this agent sends an update (for "sess-1") before its answer. The
+    # wait on s1 finds the first; the plain wait after it must count only what comes
+    # after the previous step (s2's session/new), not the second raced update, which
+    # arrived before that step ended.
+    steps = [
+        *BASIC,
+        st("new_session", as_="s2"),
+        st("wait", update="available_commands_update", session="s1"),
+        st("wait", update="available_commands_update"),
+    ]
+    t = await run(steps, "update_before_session_reply", timeouts={"response": 0.5})
+    assert t.steps[3].problem is None
+    assert "only 0 of 1 available_commands_update" in (t.steps[4].problem or "")

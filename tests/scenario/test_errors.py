@@ -391,3 +391,27 @@ def test_a_non_string_tool_name_is_a_finding_not_a_crash() -> None:
     assert [(e.line, e.key, e.message) for e in errors] == [
         (3, "tools[0].name", "expected a string, got a mapping")
     ]
+
+
+def test_a_wait_for_updates_without_a_session_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(
+        HEAD
+        + "  - wait: {update: available_commands_update}\n"  # races the session/new answer
+        + "  - wait: {update: available_commands_update, session: s1}\n"
+        + "  - wait: {ms: 10}\n"
+        + "  - wait: {update: plan, session: s2}\n"
+    )
+    found = check_text(path.read_text(), str(path))[0]
+    assert [str(f) for f in found] == [
+        f"{path}:5:20: steps[2].wait.update: warning: without `session:` a wait counts only "
+        "updates after the previous step's response, and misses one the agent sends before "
+        "its session/new answer (as available_commands_update often is) (add `session: s1`: "
+        "it counts s1's updates from its session/new request)",
+        # A wait's session is checked like any step's.
+        f"{path}:8:35: steps[5].wait.session: session 's2' is never defined "
+        "(define it first with `- new_session: {as: s2}`)",
+    ]
+    # Without sessions there is nothing to race: no warning.
+    bare = "description: a scenario\nsteps:\n  - initialize: {}\n  - wait: {update: plan}\n"
+    assert check_text(bare, "b.yaml")[0] == []
