@@ -11,11 +11,16 @@ directories.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from parity.targets.spec import TargetConfigError, TargetSpec, declared_targets
+
+if TYPE_CHECKING:
+    from parity.scenario.errors import ScenarioError
+    from parity.scenario.model import Rule
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,52 @@ class Config:
     def families(self) -> dict[str, str]:
         """Target name -> its family (family-wide known differences apply by it)."""
         return {name: spec.family for name, spec in self.targets.items()}
+
+    def known_findings(
+        self, acp_defs: Collection[str] | None = None
+    ) -> tuple[list[ScenarioError], list[Rule]]:
+        """Every finding of the project's known differences (the file, then each target
+        table's own `known_differences`), and the entries when there is no error. An id
+        is unique across all of them."""
+        # Imported here: reading the configuration must not load jsonschema and YAML.
+        from parity.scenario.errors import ScenarioError
+        from parity.scenario.known import check_known_text, check_table_entries
+
+        findings: list[ScenarioError] = []
+        rules: list[Rule] = []
+        path = self.known_differences
+        if path.is_file():
+            found, rules = check_known_text(
+                path.read_text(encoding="utf-8"), str(path), self.families, acp_defs
+            )
+            findings += found
+        seen = {rule.id: str(rule.where) for rule in rules}
+        for name, spec in sorted(self.targets.items()):
+            if not spec.known_differences:
+                continue
+            where = f"{spec.source}: target {name!r}"
+            found, own = check_table_entries(
+                name, where, spec.known_differences, self.families, acp_defs
+            )
+            findings += found
+            for rule in own:
+                if rule.id in seen:
+                    message = f"duplicate id {rule.id!r} (also {seen[rule.id]})"
+                    findings.append(ScenarioError(where, 0, 0, "known_differences", message))
+                seen.setdefault(rule.id, where)
+            rules += own
+        if any(f.severity == "error" for f in findings):
+            return findings, []
+        return findings, rules
+
+    def known_rules(self, acp_defs: Collection[str] | None = None) -> list[Rule]:
+        """The project's known differences; `ScenarioInvalid` with every error."""
+        from parity.scenario.errors import ScenarioInvalid
+
+        findings, rules = self.known_findings(acp_defs)
+        if any(f.severity == "error" for f in findings):
+            raise ScenarioInvalid(findings)
+        return rules
 
 
 def project_table(root: Path) -> tuple[dict[str, Any], str]:

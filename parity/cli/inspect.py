@@ -77,7 +77,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from parity.checks.acp_schema import def_names
     from parity.checks.diff import compare
-    from parity.scenario.known import load_known
 
     config = project_config(args)
     scenario = load_named(config, args.scenario)
@@ -93,7 +92,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         ref_name=names[0],
         other_name=names[1],
         scenario=scenario.name,
-        known=load_known(config.known_differences, config.families, def_names()),
+        known=config.known_rules(def_names()),
     )
     for title in (ta, tb):
         if "(recorded" in title:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import jsonschema
+import yaml
 from yaml.nodes import Node
 
 from parity.scenario.errors import RULE_REASON_HINT, ScenarioError, ScenarioInvalid, did_you_mean
@@ -79,6 +80,37 @@ def load_known(
     if any(f.severity == "error" for f in findings):
         raise ScenarioInvalid(findings)
     return rules
+
+
+def check_table_entries(
+    target: str,
+    where: str,
+    entries: Sequence[Mapping[str, Any]],
+    families: Mapping[str, str] | None = None,
+    acp_defs: Collection[str] | None = None,
+) -> tuple[list[ScenarioError], list[Rule]]:
+    """A target table's own known differences (`[[targets.NAME.known_differences]]`),
+    checked exactly as the file's entries with `target: NAME`; findings name `where`
+    (the table) and the key, since TOML leaves no line to point at."""
+    text = yaml.safe_dump(
+        {"differences": [{"target": target, **entry} for entry in entries]}, sort_keys=False
+    )
+    found, rules = check_known_text(text, where, families, acp_defs)
+    findings = [
+        ScenarioError(
+            where,
+            0,
+            0,
+            f.key.replace("differences", "known_differences", 1),
+            f.message,
+            f.hint,
+            f.severity,
+        )
+        for f in found
+    ]
+    for rule in rules:
+        rule.where = Where(f"{where} known_differences {rule.id!r}")
+    return findings, rules
 
 
 def _cross_checks(

@@ -51,6 +51,12 @@ class ScenarioFile(pytest.File):
         # A script calling one agent's own tools is about that agent (opencode's `write`):
         # another agent of a family whose own tools differ has nothing to run it with.
         open_to_added = OWN_TOOLS_SHARED.get(family, False) or not scenario.calls_builtin_tools
+        if open_to_added:
+            state.joinable[scenario.name] = {
+                name
+                for name, spec in state.config.targets.items()
+                if spec.family == family and name not in scenario.targets
+            }
         extra = []
         for name in sorted(state.added):
             state.added_to.setdefault(name, 0)

@@ -149,19 +149,26 @@ def check_snapshot(item: pytest.Item, view: Any, *, update: bool, shown_as: str)
 
 
 def unused_snapshots(
-    snapshots_dir: Path, scenarios: Mapping[str, list[str]], whole_suite: bool
+    snapshots_dir: Path,
+    scenarios: Mapping[str, list[str]],
+    whole_suite: bool,
+    joinable: Mapping[str, set[str]] | None = None,
 ) -> list[Path]:
     """Snapshot files no collected scenario target claims: targets dropped from a
     scenario, and (when the whole suite was collected) scenarios that no longer exist.
     `scenarios` maps each collected scenario to its targets, run or skipped: a skipped
-    target's recording is used (its parity checks compare against it)."""
+    target's recording is used (its parity checks compare against it). A recording of
+    a target `--targets +NAME` could add to the scenario (`joinable`) is a user's own
+    agent's, recorded by `parity record --targets +NAME`: used, whether or not it was
+    added this time (recording one added agent must not delete another's)."""
     if not snapshots_dir.is_dir():
         return []
+    joinable = joinable or {}
     unused = []
     for path in sorted(snapshots_dir.rglob(f"*{SUFFIX}")):
         scenario = path.parent.relative_to(snapshots_dir).as_posix()
         if scenario in scenarios:
-            if path.stem not in scenarios[scenario]:
+            if path.stem not in scenarios[scenario] and path.stem not in joinable.get(scenario, ()):
                 unused.append(path)
         elif whole_suite:
             unused.append(path)

@@ -60,6 +60,9 @@ class SessionState:
     outcomes: list[Outcome] = field(default_factory=list)
     scenarios: dict[str, list[str]] = field(default_factory=dict)
     """Collected scenario name -> its targets (for unused-snapshot detection)."""
+    joinable: dict[str, set[str]] = field(default_factory=dict)
+    """Collected scenario name -> the declared targets `--targets +NAME` could add to it:
+    their recordings are a user's own agent's, used whenever it is added, never unused."""
     whole_suite: bool = False
     """The scenarios directory itself was collected (so orphan directories count)."""
     invalid: list[str] = field(default_factory=list)
@@ -93,11 +96,8 @@ class SessionState:
         raises `ScenarioInvalid` for a broken file, which fails every parity check."""
         if self._known is None:
             from parity.checks.acp_schema import def_names
-            from parity.scenario.known import load_known
 
-            self._known = load_known(
-                self.config.known_differences, self.config.families, def_names()
-            )
+            self._known = self.config.known_rules(def_names())
         return self._known
 
     @property

@@ -59,7 +59,9 @@ def write_summary(terminalreporter: Any, config: pytest.Config, state: SessionSt
         write(f"{len(state.invalid)} scenario file(s) invalid (not run):")
         for name in sorted(state.invalid):
             write(f"  {os.path.relpath(name, config.invocation_params.dir)}")
-    unused = unused_snapshots(state.config.snapshots_dir, state.scenarios, state.whole_suite)
+    unused = unused_snapshots(
+        state.config.snapshots_dir, state.scenarios, state.whole_suite, state.joinable
+    )
     if unused:
         delete = bool(config.option.update_snapshots)
         verb = "deleted" if delete else "unused (run `parity record` to delete)"

@@ -88,6 +88,10 @@ class TargetSpec:
     expect_problems: tuple[ExpectedProblem, ...] = ()
     """Run problems expected in every scenario this target runs in (they claim a
     problem after the scenario's own entries, and are never stale in one run)."""
+    known_differences: tuple[Mapping[str, Any], ...] = ()
+    """This target's own known differences, as written (`[[targets.X.known_differences]]`,
+    entries of docs/known-differences.md without `target`); checked and loaded with the
+    project's file (`parity.config.Config.known_rules`)."""
 
 
 # -- declarations --------------------------------------------------------------------------
@@ -141,6 +145,7 @@ _KEYS = {
     "launcher",
     "timeouts",
     "expect_problems",
+    "known_differences",
 }
 
 
@@ -184,6 +189,18 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         expected = parse_expect_problems(table.get("expect_problems", []), where)
     except TableError as exc:
         raise TargetConfigError(f"{where}: {exc}") from None
+    known = table.get("known_differences", [])
+    if not isinstance(known, list) or not all(isinstance(k, Mapping) for k in known):
+        raise TargetConfigError(
+            f"{where}: `known_differences` must be a list of tables "
+            "([[targets.NAME.known_differences]], docs/known-differences.md)"
+        )
+    for i, entry in enumerate(known):
+        if "target" in entry or "family" in entry:
+            raise TargetConfigError(
+                f"{where}: `known_differences[{i}]`: an entry of a target table is that "
+                "target's: no `target` or `family`"
+            )
     return TargetSpec(
         name=name,
         family=family,
@@ -202,6 +219,7 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         launcher=str(launcher),
         timeouts=timeouts,
         expect_problems=expected,
+        known_differences=tuple(dict(k) for k in known),
     )
 
 

@@ -76,3 +76,53 @@ def test_a_plain_target_no_scenario_lists_explains_itself(project: Project) -> N
     assert done.returncode not in (0, 5), out
     assert "--targets mini-b: no collected scenario lists mini-b" in out
     assert "--targets +mini-b" in out
+
+
+def test_recording_one_added_agent_keeps_anothers_recording(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("mini-c"))
+    assert project.parity("record", "--targets", "+mini-b").returncode == 0
+    done = project.parity("record", "--targets", "+mini-c")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "deleted" not in done.stdout
+    assert project.snapshot("demo/text", "mini-b").is_file()
+    assert project.snapshot("demo/text", "mini-c").is_file()
+    # A plain record keeps them too; a recording of a target no one declares goes.
+    project.write("snapshots/demo/text/ghost.yaml", "steps: []\n")
+    plain = project.parity("record")
+    assert "snapshots/demo/text/ghost.yaml" in plain.stdout, plain.stdout
+    assert project.snapshot("demo/text", "mini-b").is_file()
+    assert not project.snapshot("demo/text", "ghost").exists()
+
+
+NOISY_KNOWN = """\
+[[targets.noisy.known_differences]]
+id = "noisy-nonce"
+path = "steps[*].result._meta"
+sides = { noisy = { schema = { type = "object", required = ["nonce"] } }, others = "absent" }
+reason = "noisy adds a random nonce to its initialize result"
+"""
+
+
+def test_a_target_tables_own_known_difference_explains_its_difference(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    assert project.parity("record").returncode == 0
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("noisy", extra_env='MINI_NOISE = "1"') + NOISY_KNOWN)
+    done = project.parity("run", "--targets", "+noisy")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "::parity[noisy~mini] PASSED" in out
+
+
+def test_a_broken_table_entry_names_the_table_and_key(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    assert project.parity("record").returncode == 0
+    broken = NOISY_KNOWN.replace('others = "absent"', 'others = "gone"')
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("noisy", extra_env='MINI_NOISE = "1"') + broken)
+    done = project.parity("run", "--targets", "+noisy")
+    out = done.stdout + done.stderr
+    assert done.returncode == 1, out
+    assert "target 'noisy': known_differences[0].sides.others" in out, out
