@@ -57,9 +57,21 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     config = project_config(args)
     paths = [scenario_path(config, s) for s in args.scenarios]
-    select = {t.strip() for t in args.targets.split(",") if t.strip()} if args.targets else None
+    names = [t.strip() for t in (args.targets or "").split(",") if t.strip()]
+    added = sorted({n[1:] for n in names if n.startswith("+")})
+    plain = {n for n in names if not n.startswith("+")}
+    unknown = sorted((set(added) | plain) - config.targets.keys())
+    if unknown:
+        raise SystemExit(f"parity review: --targets: unknown target(s) {', '.join(unknown)}")
+    # `+NAME` alone reviews every scenario's own targets and the added one, as `run` does.
+    select = plain | set(added) if plain else None
     return review(
-        config, paths, select=select, accept_all=args.accept_all, reject_all=args.reject_all
+        config,
+        paths,
+        select=select,
+        added=added,
+        accept_all=args.accept_all,
+        reject_all=args.reject_all,
     )
 
 
@@ -131,7 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("review", help="walk changed and new snapshots: accept, reject, skip")
     p.add_argument("scenarios", nargs="*", help="scenario files, names or dirs (default: all)")
-    p.add_argument("--targets", help="only these targets, e.g. plus,native")
+    p.add_argument(
+        "--targets", help="only these targets, e.g. plus,native; +NAME adds a target as run does"
+    )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--accept-all", action="store_true", help="accept every clean run")
     mode.add_argument("--reject-all", action="store_true", help="reject every change")

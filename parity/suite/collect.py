@@ -21,7 +21,7 @@ from parity.suite.items import PARITY_MARK, ScenarioFailure
 from parity.suite.parity_item import ParityItem
 from parity.suite.state import STATE
 from parity.suite.target_item import TargetItem
-from parity.targets.spec import OWN_TOOLS_SHARED
+from parity.targets.spec import joins
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -47,22 +47,15 @@ class ScenarioFile(pytest.File):
             )
             return
         reference = scenario.targets[0]
-        family = state.config.targets[reference].family if reference in state.config.targets else ""
-        # A script calling one agent's own tools is about that agent (opencode's `write`):
-        # another agent of a family whose own tools differ has nothing to run it with.
-        open_to_added = OWN_TOOLS_SHARED.get(family, False) or not scenario.calls_builtin_tools
-        if open_to_added:
-            state.joinable[scenario.name] = {
-                name
-                for name, spec in state.config.targets.items()
-                if spec.family == family and name not in scenario.targets
-            }
+        specs = state.config.targets
+        own_tools = scenario.calls_builtin_tools
+        state.joinable[scenario.name] = {
+            name for name in specs if joins(name, scenario.targets, own_tools, specs)
+        }
         extra = []
         for name in sorted(state.added):
             state.added_to.setdefault(name, 0)
-            if not open_to_added:
-                continue
-            if name not in scenario.targets and state.config.targets[name].family == family:
+            if name in state.joinable[scenario.name]:
                 extra.append(name)
                 state.added_to[name] += 1
         all_targets = [*scenario.targets, *extra]

@@ -140,12 +140,15 @@ def collect(
     *,
     select: set[str] | None = None,
     log: Callable[[str], None] = lambda line: None,
+    added: Sequence[str] = (),
 ) -> tuple[list[Pending], list[str]]:
-    """Run every selected target that can run; `(pending items, notes)`, where the notes
-    say what was not reviewed and why (an invalid file, a target that cannot run here)."""
+    """Run every selected target that can run, and each `added` one (`--targets +NAME`)
+    that joins the scenario; `(pending items, notes)`, where the notes say what was not
+    reviewed and why (an invalid file, a target that cannot run here)."""
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
     from parity.suite.snapshots import snapshot_path
+    from parity.targets.spec import joins
     from parity.view.dump import dump_view
 
     pending: list[Pending] = []
@@ -156,7 +159,9 @@ def collect(
         except ScenarioInvalid as exc:
             notes.append(f"invalid, not run: {path} ({len(exc.errors)} finding(s); see validate)")
             continue
-        for target in scenario.targets:
+        own_tools = scenario.calls_builtin_tools
+        joining = [n for n in added if joins(n, scenario.targets, own_tools, config.targets)]
+        for target in [*scenario.targets, *joining]:
             if select is not None and target not in select:
                 continue
             why = runner.unavailable(target)
@@ -328,6 +333,7 @@ def review(
     paths: Sequence[Path],
     *,
     select: set[str] | None = None,
+    added: Sequence[str] = (),
     accept_all: bool = False,
     reject_all: bool = False,
     stdin: TextIO | None = None,
@@ -356,6 +362,7 @@ def review(
             runner,
             select=select,
             log=lambda line: print(line, file=sys.stderr, flush=True),
+            added=added,
         )
     for note in notes:
         print(note, file=out)

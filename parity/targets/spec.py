@@ -10,7 +10,7 @@ its `pyproject.toml`). Pure over plain data: TOML tables -> `TargetSpec`s, or a
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal, cast
@@ -256,3 +256,20 @@ def declared_targets(project_targets: Any, source: str) -> dict[str, TargetSpec]
         tables[name] = merged
         origin[name] = source
     return {name: parse_target(name, tables[name], origin[name]) for name in tables}
+
+
+def joins(
+    name: str,
+    scenario_targets: Sequence[str],
+    calls_own_tools: bool,
+    specs: Mapping[str, TargetSpec],
+) -> bool:
+    """Whether `--targets +name` adds target `name` to a scenario: one of the family of
+    the scenario's reference (first) target, not already listed, and not a peer scenario
+    that calls one agent's own tools (`OWN_TOOLS_SHARED`)."""
+    reference = specs.get(scenario_targets[0]) if scenario_targets else None
+    if reference is None or name in scenario_targets or name not in specs:
+        return False
+    if calls_own_tools and not OWN_TOOLS_SHARED.get(reference.family, False):
+        return False
+    return specs[name].family == reference.family

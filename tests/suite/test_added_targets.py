@@ -126,3 +126,13 @@ def test_a_broken_table_entry_names_the_table_and_key(project: Project) -> None:
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "target 'noisy': known_differences[0].sides.others" in out, out
+
+
+def test_review_with_an_added_target_reviews_it(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", ONLY_MINI)
+    assert project.parity("record").returncode == 0
+    done = project.parity("review", "--targets", "+mini-b", "--accept-all")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "accepted: wrote snapshots/demo/text/mini-b.yaml" in out, out
+    assert project.snapshot("demo/text", "mini-b").is_file()
