@@ -119,3 +119,23 @@ def test_a_second_run_matches_the_recording_and_every_parity_check_compares(
         )
         assert compared and set(compared) == {"PASSED"}, again
     assert " 0 did not run" in again
+
+
+def test_an_agent_without_slash_commands_passes_too(tmp_path: Path) -> None:
+    """ACP leaves `available_commands_update` to the agent: the peers scenarios' wait for
+    it is optional and the family's known differences excuse its absence."""
+    proj = Project(tmp_path / "proj")
+    for part in ("scenarios/peers", "snapshots/peers"):
+        shutil.copytree(ROOT / part, proj.root / part)
+    shutil.copy(ROOT / "known-differences.yaml", proj.root / "known-differences.yaml")
+    (proj.root / AGENT).parent.mkdir(parents=True)
+    shutil.copy(ROOT / AGENT, proj.root / AGENT)
+    table = documented_table().replace(
+        'OPENAI_API_KEY = "sk-fake"', 'OPENAI_API_KEY = "sk-fake", CHAT_AGENT_NO_COMMANDS = "1"'
+    )
+    assert "CHAT_AGENT_NO_COMMANDS" in table
+    proj.write("parity.toml", table)
+    done = proj.parity("run", "scenarios/peers", "--targets", "+chat-agent", timeout=600)
+    compared = re.findall(r"::parity\[chat-agent~\S+\] (\w+)", done.stdout)
+    assert len(compared) == len(JOINS) and set(compared) == {"PASSED"}, done.stdout
+    assert done.returncode == 0, done.stdout + done.stderr
