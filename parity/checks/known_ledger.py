@@ -4,7 +4,9 @@ A known difference that explains nothing in one scenario is fine (the fact it st
 shows only where a scenario looks); one that explains nothing in the *whole* run is
 stale: the target no longer does what it says, or no scenario looks there any more, and
 the entry must go. Only a complete run can say so. A partial run (some scenarios, some
-targets, a skipped comparison) lists what it could not check instead.
+targets, a skipped comparison) lists what it could not check instead. A family-wide
+entry (what ACP leaves to each agent) is a statement about the protocol, not a fact of
+one agent that may go away: unused, it is listed (no agent here does that), never stale.
 
 Each parity check contributes one `Use` row; `judge` turns the rows into a `Ledger`.
 Pure: plain data in, plain data out.
@@ -38,6 +40,8 @@ class Ledger:
     """Unused in a complete run: the session fails."""
     unchecked: list[tuple[Rule, str]] = field(default_factory=list)
     """Unused, but the run could not tell: (entry, why)."""
+    allowances: list[Rule] = field(default_factory=list)
+    """Family-wide entries no comparison needed: allowed by ACP, done by no agent here."""
 
     @property
     def ok(self) -> bool:
@@ -60,7 +64,9 @@ def judge(known: Sequence[Rule], uses: Iterable[Use], partial: str | None) -> Le
     for rule in known:
         if rule.id in ledger.used:
             continue
-        if partial is not None:
+        if rule.family:
+            ledger.allowances.append(rule)
+        elif partial is not None:
             ledger.unchecked.append((rule, partial))
         elif rule.id not in applied and rule.id in unjudged:
             ledger.unchecked.append((rule, f"no run reported a version of {_target(rule)}"))
@@ -92,8 +98,11 @@ def ledger_lines(ledger: Ledger, total: int) -> list[str]:
         by_reason.setdefault(why, []).append(rule.id)
     for why, ids in by_reason.items():
         lines.append(f"  not checked ({why}): {', '.join(ids)}")
+    if ledger.allowances:
+        allowed = ", ".join(rule.id for rule in ledger.allowances)
+        lines.append(f"  what ACP allows and no agent here did: {allowed}")
     return lines
 
 
 def _target(rule: Rule) -> str:
-    return (rule.targets or ["?"])[0]
+    return f"the {rule.family} family" if rule.family else (rule.targets or ["?"])[0]

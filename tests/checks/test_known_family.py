@@ -14,6 +14,7 @@ from typing import Any
 from parity.checks.acp_schema import def_names
 from parity.checks.diff import compare
 from parity.checks.differences import DRIFT
+from parity.checks.known_ledger import Use, judge, ledger_lines
 from parity.config import load_config
 from parity.scenario.known import check_known_text, load_known
 from parity.scenario.model import Rule
@@ -102,3 +103,10 @@ def test_the_shipped_peer_entries_explain_the_recorded_peers() -> None:
             names = ("codex-acp", other.stem)
             report = diff(ref, load_view(other.read_text()), names, known, f"peers/{scenario}")
             assert report.ok, report.render()
+
+
+def test_an_unused_family_entry_is_an_allowance_never_stale() -> None:
+    _, known = check_known_text(KIND, "k.yaml", FAMILIES, def_names())
+    ledger = judge(known, [Use(("kind",), ())], None)
+    assert ledger.ok and ledger.stale == [] and [r.id for r in ledger.allowances] == ["kind"]
+    assert ledger_lines(ledger, 1)[-1] == "  what ACP allows and no agent here did: kind"

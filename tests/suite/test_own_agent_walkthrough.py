@@ -121,9 +121,11 @@ def test_a_second_run_matches_the_recording_and_every_parity_check_compares(
     assert " 0 did not run" in again
 
 
-def test_an_agent_without_slash_commands_passes_too(tmp_path: Path) -> None:
-    """ACP leaves `available_commands_update` to the agent: the peers scenarios' wait for
-    it is optional and the family's known differences excuse its absence."""
+@pytest.mark.parametrize("variant", ["CHAT_AGENT_NO_COMMANDS", "CHAT_AGENT_CHATTY"])
+def test_what_acp_leaves_to_the_agent_passes_too(tmp_path: Path, variant: str) -> None:
+    """ACP leaves `available_commands_update`, a welcome message, a plan and a session
+    title to the agent: an agent without commands (the peers scenarios' wait for them is
+    optional) or with all the rest passes what the example agent passes."""
     proj = Project(tmp_path / "proj")
     for part in ("scenarios/peers", "snapshots/peers"):
         shutil.copytree(ROOT / part, proj.root / part)
@@ -131,9 +133,9 @@ def test_an_agent_without_slash_commands_passes_too(tmp_path: Path) -> None:
     (proj.root / AGENT).parent.mkdir(parents=True)
     shutil.copy(ROOT / AGENT, proj.root / AGENT)
     table = documented_table().replace(
-        'OPENAI_API_KEY = "sk-fake"', 'OPENAI_API_KEY = "sk-fake", CHAT_AGENT_NO_COMMANDS = "1"'
+        'OPENAI_API_KEY = "sk-fake"', f'OPENAI_API_KEY = "sk-fake", {variant} = "1"'
     )
-    assert "CHAT_AGENT_NO_COMMANDS" in table
+    assert variant in table
     proj.write("parity.toml", table)
     done = proj.parity("run", "scenarios/peers", "--targets", "+chat-agent", timeout=600)
     compared = re.findall(r"::parity\[chat-agent~\S+\] (\w+)", done.stdout)
