@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from parity.cli import capture
@@ -70,6 +71,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         paths,
         select=select,
         added=added,
+        source=Path(args.source) if args.source else None,
         accept_all=args.accept_all,
         reject_all=args.reject_all,
     )
@@ -124,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
             "--report", metavar="DIR", help="write a static HTML report to DIR (index.html)"
         )
         p.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE (for CI)")
+        p.add_argument(
+            "--pending",
+            metavar="DIR",
+            help="write the new snapshot of each drifted or missing clean run to DIR, for "
+            "`parity review --from DIR` (default with --report: DIR/pending)",
+        )
         p.add_argument("--json", metavar="FILE", help="write the summary data as JSON to FILE")
 
     p = sub.add_parser("validate", help="check scenario files; every error as file:line")
@@ -145,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenarios", nargs="*", help="scenario files, names or dirs (default: all)")
     p.add_argument(
         "--targets", help="only these targets, e.g. plus,native; +NAME adds a target as run does"
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        help="review the pending snapshots a run wrote to DIR (--pending, or a report's "
+        "pending/ folder): nothing is run",
     )
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--accept-all", action="store_true", help="accept every clean run")

@@ -37,6 +37,7 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
         ("--parity-report", getattr(args, "report", None)),
         ("--parity-junit", getattr(args, "junit", None)),
         ("--parity-json", getattr(args, "json", None)),
+        ("--parity-pending", getattr(args, "pending", None)),
     ):
         if value:
             out += [option, str(Path(value).resolve())]

@@ -83,6 +83,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a static HTML report (index.html, one page per scenario) to DIR",
     )
     group.addoption(
+        "--parity-pending",
+        default=None,
+        metavar="DIR",
+        help="write the new snapshot of every drifted or missing clean run to "
+        "DIR/<scenario>/<target>.yaml, for `parity review --from DIR` (default with "
+        "--parity-report: its pending/ folder)",
+    )
+    group.addoption(
         "--parity-junit",
         default=None,
         metavar="FILE",

@@ -13,7 +13,11 @@ count); quitting skips the rest.
 A run with problems (`blocking_problems`: the agent crashed, a step timed out, ...) is never
 accepted: its problems are shown and only reject, skip and quit are offered, also under
 `--accept-all`. Without a terminal on stdin there is nobody to ask: the command refuses
-(exit 2) unless `--accept-all` or `--reject-all` says what to do.
+(exit 2) unless `--accept-all` or `--reject-all` says what to do. `A` accepts the item
+and every later clean item of the same scenario.
+
+`--from DIR` reviews the pending snapshots a run wrote (`parity.suite.pending`) instead
+of running anything.
 
 The harness modules (runner, snapshot, diff) are imported only when the command runs, as
 in `parity.cli`.
@@ -37,9 +41,9 @@ if TYPE_CHECKING:
     from parity.suite.runner import Runner
 
 Mode = Literal["ask", "accept-all", "reject-all"]
-Decision = Literal["accept", "reject", "skip", "quit"]
+Decision = Literal["accept", "accept-scenario", "reject", "skip", "quit"]
 
-PROMPT = "accept (a), reject (r), skip (s), quit (q)? "
+PROMPT = "accept (a), accept the rest of this scenario (A), reject (r), skip (s), quit (q)? "
 PROMPT_BLOCKED = "reject (r), skip (s), quit (q)? "
 NOT_A_TTY = (
     "parity review: stdin is not a terminal, so there is nobody to ask; "
@@ -91,6 +95,8 @@ class Pending:
     view: Any
     problems: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
+    pending: Path | None = None
+    """The pending file it came from (`parity.suite.pending`): removed once decided."""
 
     @property
     def kind(self) -> str:
@@ -271,11 +277,14 @@ def ask(item: Pending, prompt: Callable[[str], str], out: TextIO) -> Decision:
     prompt) means quit, so what was decided so far is still counted."""
     while True:
         try:
-            answer = prompt(PROMPT_BLOCKED if item.blocked else PROMPT).strip().lower()
+            raw = prompt(PROMPT_BLOCKED if item.blocked else PROMPT).strip()
         except (EOFError, KeyboardInterrupt):  # Ctrl-D / Ctrl-C at the prompt: quit
             print(file=out)
             return "quit"
-        decision = ANSWERS.get(answer)
+        answer = raw.lower()
+        decision = "accept-scenario" if raw == "A" else ANSWERS.get(answer)
+        if decision == "accept-scenario" and item.blocked:
+            decision = "accept"  # refused just below, with the reason
         if decision == "accept" and item.blocked:
             print("cannot accept: this run had problems (listed above)", file=out)
         elif decision is not None:
@@ -302,14 +311,17 @@ def walk(
 ) -> Tally:
     """Show each item and act on its decision; quitting counts the rest as skipped."""
     tally = Tally()
+    batch: str | None = None  # a scenario whose remaining clean items are accepted
     for index, item in enumerate(items, 1):
         print(describe(item, index, len(items)), file=out, flush=True)
         if mode == "reject-all":
             decision: Decision = "reject"
-        elif mode == "accept-all":
+        elif mode == "accept-all" or batch == item.scenario.name:
             decision = "skip" if item.blocked else "accept"
         else:
             decision = ask(item, prompt, out)
+        if decision == "accept-scenario":
+            batch, decision = item.scenario.name, "accept"
         if decision == "quit":
             tally.skipped += len(items) - index + 1
             break
@@ -324,6 +336,8 @@ def walk(
             tally.skipped += 1
             why = " (run had problems, not accepted)" if mode == "accept-all" else ""
             print(f"skipped{why}", file=out)
+        if decision in ("accept", "reject") and item.pending is not None:
+            item.pending.unlink(missing_ok=True)  # decided: no longer pending
         print(file=out)
     return tally
 
@@ -334,6 +348,7 @@ def review(
     *,
     select: set[str] | None = None,
     added: Sequence[str] = (),
+    source: Path | None = None,
     accept_all: bool = False,
     reject_all: bool = False,
     stdin: TextIO | None = None,
@@ -355,15 +370,20 @@ def review(
         print(f"parity review: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
         return 2
     files = scenario_files(config, paths)
-    with Runner(config) as runner:
-        items, notes = collect(
-            config,
-            files,
-            runner,
-            select=select,
-            log=lambda line: print(line, file=sys.stderr, flush=True),
-            added=added,
-        )
+    if source is not None:
+        from parity.suite.pending import pending_items
+
+        items, notes = pending_items(config, source, files, select)
+    else:
+        with Runner(config) as runner:
+            items, notes = collect(
+                config,
+                files,
+                runner,
+                select=select,
+                log=lambda line: print(line, file=sys.stderr, flush=True),
+                added=added,
+            )
     for note in notes:
         print(note, file=out)
     if not items:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -34,6 +35,8 @@ class TargetItem(ScenarioItem):
     """Run one target and check its normalized view against the recorded snapshot."""
 
     added = False
+    _pending_text: str | None = None
+    """The new snapshot text when this run drifted from its snapshot or has none."""
     """Added to this scenario by `--targets +name` rather than listed by it."""
 
     def check(self) -> None:
@@ -105,6 +108,8 @@ class TargetItem(ScenarioItem):
                 text = f"{headline}\n\n{block}\n\n{failure}"
             raise ScenarioFailure(text)
         if failure is not None:
+            if self._pending_text is not None and judged.ok:
+                self._write_pending(self._pending_text)
             self.record("fail", reason)
             raise ScenarioFailure(failure)
         self.record(status)
@@ -168,6 +173,21 @@ class TargetItem(ScenarioItem):
         why = "; ".join(counted) + (f"; {reason}" if reason else "")
         return "fail", why, text
 
+    def _write_pending(self, text: str) -> None:
+        """Keep the new snapshot of a clean run that drifted or has none, for `parity
+        review --from DIR` (insta's `.snap.new`): CI writes them, a reviewer accepts them
+        locally without running an agent. A run with problems is never pending."""
+        from parity.suite.snapshots import SUFFIX
+
+        folder = pending_dir(self.config)
+        if folder is None:
+            return
+        path = folder / self.scenario.name / f"{self.target}{SUFFIX}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+
     def _snapshot_rel(self) -> str:
         """The target's snapshot file, relative to where pytest was started."""
         from parity.suite.snapshots import snapshot_path
@@ -187,6 +207,7 @@ class TargetItem(ScenarioItem):
         )
         if check.matched:
             return ("new" if check.created else "pass"), "", None
+        self._pending_text = check.text
         if check.recorded is None:
             scenario_file = os.path.relpath(self.scenario.path, self.config.invocation_params.dir)
             headline = (
@@ -240,3 +261,13 @@ def _categorized(scenario: Scenario, old: str, new: str, target: str) -> ParityR
         other_name=target,
         scenario=scenario.name,
     )
+
+
+def pending_dir(config: pytest.Config) -> Path | None:
+    """Where pending snapshots go: `--parity-pending DIR`, else the HTML report's
+    `pending/` folder, else nowhere."""
+    explicit = config.getoption("parity_pending", None)
+    if explicit:
+        return Path(explicit)
+    report = config.getoption("parity_report", None)
+    return Path(report) / "pending" if report else None
