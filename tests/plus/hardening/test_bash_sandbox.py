@@ -107,35 +107,48 @@ def _no_new_file(t: Tree) -> bool:
     return sorted(os.listdir(t.outside)) == ["target.txt"] and _unchanged(t)
 
 
-# name -> (command, held?) ; each command tries to change something outside the workspace.
-WRITES: dict[str, tuple[str, Callable[[Tree], bool]]] = {
-    "absolute path": ("echo x > {outside}/abs.txt", _no_new_file),
-    "overwrite by absolute path": ("echo pwned > {outside}/target.txt", _unchanged),
-    "dot-dot": ("echo x > ../outside/dotdot.txt", _no_new_file),
-    "symlink": ("ln -s {outside} lnk && echo x > lnk/sym.txt", _no_new_file),
-    "hardlink": ("ln {outside}/target.txt hl && echo pwned > hl", _unchanged),
-    "/proc/self/root": ("echo x > /proc/self/root{outside}/procroot.txt", _no_new_file),
+# name -> (command, held?); each command tries to change something outside the workspace.
+WRITES: dict[str, tuple[str, Callable[[Tree, str], bool]]] = {
+    "absolute path": ("echo x > {outside}/abs.txt", lambda t, _: _no_new_file(t)),
+    "overwrite by absolute path": ("echo pwned > {outside}/target.txt", lambda t, _: _unchanged(t)),
+    "dot-dot": ("echo x > ../outside/dotdot.txt", lambda t, _: _no_new_file(t)),
+    "symlink": ("ln -s {outside} lnk && echo x > lnk/sym.txt", lambda t, _: _no_new_file(t)),
+    "hardlink": ("ln {outside}/target.txt hl && echo pwned > hl", lambda t, _: _unchanged(t)),
+    "/proc/self/root": (
+        "echo x > /proc/self/root{outside}/procroot.txt",
+        lambda t, _: _no_new_file(t),
+    ),
     "python": (
         "python3 -c \"open('{outside}/py.txt', 'w').write('x')\"",
-        _no_new_file,
+        lambda t, _: _no_new_file(t),
     ),
+    # Native's profile, run as root, lets each of the next three through.
     "mount": (
-        "mount -o remount,rw,bind / ; mount -t tmpfs none {outside} ; echo x > {outside}/mount.txt",
-        _no_new_file,
+        "mount -o remount,rw,bind / ; echo x > {outside}/mount.txt",
+        lambda t, _: _no_new_file(t),
     ),
     "unshare": (
+        "unshare -m sh -c 'mount -o remount,rw,bind / ; echo x > {outside}/unshare.txt' ; "
         "unshare -rm sh -c 'mount -o remount,rw,bind / ; echo x > {outside}/unshare.txt'",
-        _no_new_file,
+        lambda t, text: text.count("unshare failed") == 2 and _no_new_file(t),
     ),
-    "chroot": ("chroot / sh -c 'echo x > {outside}/chroot.txt'", _no_new_file),
+    "chroot": (
+        "chroot / true",
+        lambda t, text: "chroot: cannot change root directory" in text and _no_new_file(t),
+    ),
 }
+
+# Every command first leaves this mark inside the workspace: a sandbox that ran nothing
+# would "hold" every case, so each case also shows its command really ran.
+RAN = "echo ran > ran.txt; "
 
 
 @pytest.mark.parametrize("name", list(WRITES))
 async def test_writes_outside_the_workspace_are_contained(tree: Tree, name: str) -> None:
     command, held = WRITES[name]
-    result = await _bash(tree, command.format(outside=tree.outside))
-    assert held(tree), (name, _text(result))
+    result = await _bash(tree, RAN + command.format(outside=tree.outside))
+    assert (tree.ws / "ran.txt").exists(), _text(result)
+    assert held(tree, _text(result)), (name, _text(result))
 
 
 # The control: the same commands unconfined. Those that need no privilege escape, so the
@@ -146,8 +159,8 @@ UNCONFINED = ["absolute path", "overwrite by absolute path", "dot-dot", "symlink
 @pytest.mark.parametrize("name", UNCONFINED)
 async def test_the_same_writes_escape_without_the_sandbox(tree: Tree, name: str) -> None:
     command, held = WRITES[name]
-    await _bash(tree, command.format(outside=tree.outside), "danger-full-access")
-    assert not held(tree), name
+    result = await _bash(tree, command.format(outside=tree.outside), "danger-full-access")
+    assert not held(tree, _text(result)), name
 
 
 async def test_a_write_inside_the_workspace_and_tmp_work(tree: Tree) -> None:
@@ -194,7 +207,8 @@ READS = {
 @pytest.mark.parametrize("name", list(READS))
 async def test_the_agents_secrets_are_out_of_reach(tree: Tree, name: str) -> None:
     command = READS[name].format(pid=tree.pid, holder=tree.holder, home=tree.home)
-    result = await _bash(tree, command)
+    result = await _bash(tree, RAN + command)
+    assert (tree.ws / "ran.txt").exists(), _text(result)
     assert SECRET not in _text(result), name
     if name == "agent cmdline and maps":
         assert "pytest" not in _text(result)
