@@ -351,3 +351,27 @@ async def test_the_real_agent_runs_bash_unasked_and_asks_only_to_escalate(
     assert sorted(os.listdir(tree.outside)) == ["granted.txt", "target.txt"]
     results = json.dumps(w.model_requests()[-1]["messages"])
     assert SECRET not in results and "[exit code: 1]" in results
+
+
+async def test_the_real_agent_without_bubblewrap_refuses_as_native_does(
+    world: WorldFactory, tree: Tree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """acp-plus started with a PATH that has no `bwrap`: the plain call fails with native's
+    text and nobody is asked; nothing runs."""
+    bin_dir = tmp_path / "no-bwrap"
+    bin_dir.mkdir()
+    for name in ("bash", "sh", "echo"):
+        found = shutil.which(name)
+        assert found is not None
+        (bin_dir / name).symlink_to(found)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    call = {"id": "plain", "name": "bash", "arguments": {"command": "echo in > in.txt"}}
+    w = world(llm=[{"tool_calls": [call]}, {"text": "done"}], builtin_tools=True, profile="plus")
+    async with raw_agent(w) as agent:
+        session_id, _ = await open_session(agent, w)
+        answer, frames = await prompt(agent, session_id, "go", _allow)
+    assert answer["result"] == {"stopReason": "end_turn"}
+    assert requests_of(frames, "session/request_permission") == []
+    assert not (w.workdir / "in.txt").exists()
+    results = json.dumps(w.model_requests()[-1]["messages"])
+    assert 'sandbox mode \\"workspace-write\\" is requested but no sandbox backend' in results
