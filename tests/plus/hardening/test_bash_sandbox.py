@@ -375,3 +375,37 @@ async def test_the_real_agent_without_bubblewrap_refuses_as_native_does(
     assert not (w.workdir / "in.txt").exists()
     results = json.dumps(w.model_requests()[-1]["messages"])
     assert 'sandbox mode \\"workspace-write\\" is requested but no sandbox backend' in results
+
+
+@pytest.mark.parametrize("ending", ["timeout", "cancel"])
+async def test_a_confined_tree_dies_with_its_call(tree: Tree, ending: str) -> None:
+    """Timed out or cancelled, a sandboxed call leaves no process: not the command, not
+    its setsid'd or double-forked jobs, not bubblewrap (found by a marker on the host)."""
+    marker = f"9{uuid.uuid4().int % 10**6:06d}"
+    command = (
+        f"(setsid sleep 3{marker} &) ; nohup sleep 3{marker} >/dev/null 2>&1 & "
+        f"echo started > started.txt; sleep 3{marker}"
+    )
+    tool = BashTool(homes=(tree.home,))
+    ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
+    args: dict[str, Any] = {"command": command}
+    if ending == "timeout":
+        args["timeout"] = 1
+    task = asyncio.create_task(tool.run(args, ctx))
+    for _ in range(1000):
+        if len(processes_with(f"3{marker}")) >= 3:
+            break
+        await asyncio.sleep(0.01)
+    assert len(processes_with(f"3{marker}")) >= 3  # all three really started
+    if ending == "cancel":
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        result = await task
+        assert result.is_error and "timed out after 1s" in _text(result)
+    for _ in range(500):
+        if not processes_with(f"3{marker}"):
+            break
+        await asyncio.sleep(0.01)
+    assert processes_with(f"3{marker}") == []
