@@ -15,6 +15,7 @@ MODULES = (
     "bench.bench_plus",
     "bench.bench_suite",
     "bench.bench_known",
+    "bench.bench_sandbox",
 )
 
 

@@ -1,10 +1,13 @@
-"""Sandbox decisions: which tool effects need an escalation approval. Pure functions.
+"""Sandbox decisions of the file tools: which effects need an escalation approval. Pure.
 
 Modes follow the usual coding-agent ladder: `read-only` (reads inside the session cwd),
 `workspace-write` (also writes there), `danger-full-access` (anything). A denied effect
 is not an error by itself: it becomes an approval request whose reason starts with
 `escalate sandbox to ` and names the mode that would allow it, so the approval chain
 (and the directory pre-approval feature, §6.2) can decide.
+
+`bash` is decided elsewhere: it runs inside an OS sandbox and asks only for an escalation
+the model requests (`core/confine.py`).
 
 One class of path is never a question: the agent's own process files under /proc (its
 environment holds the provider key) and its home (every session's log). The file tools
@@ -70,14 +73,3 @@ def write_escalation(path: Path, mode: SandboxMode, workspace: Path) -> str | No
     if inside:
         return f"escalate sandbox to workspace-write: write {path}"
     return f"escalate sandbox to danger-full-access: write outside the workspace: {path}"
-
-
-def command_escalation(command: str, mode: SandboxMode) -> str | None:
-    """The escalation reason a shell command needs, or None when allowed.
-
-    A shell command can touch anything, and nothing here confines a child process, so
-    only `danger-full-access` runs commands without asking.
-    """
-    if mode == "danger-full-access":
-        return None
-    return f"escalate sandbox to danger-full-access: run command: {command}"

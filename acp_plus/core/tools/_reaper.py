@@ -3,7 +3,8 @@
 Runs `argv` as its child and confines everything that child starts. It makes itself a
 child subreaper (PR_SET_CHILD_SUBREAPER), so descendants that double-fork or call
 `setsid` reparent to it rather than to init, and it stays their ancestor. When the child
-exits it SIGKILLs every remaining descendant (`proctree.descendants`), reaps them, writes
+exits it gives the rest a moment to leave (`settle`), then SIGKILLs every remaining
+descendant (`proctree.descendants`), reaps them, writes
 one JSON status line `{"code": N, "background": K}` on its own stderr and exits with
 the child's code. It arms PR_SET_PDEATHSIG=SIGTERM for itself (then checks that the agent
 is still its parent, closing the start-up race), and SIGTERM/SIGHUP/SIGINT run the same
@@ -66,6 +67,22 @@ def kill_all() -> int:
     return len(killed)
 
 
+SETTLE = 0.2
+"""Seconds the command's leftovers get to leave on their own before they count as
+background processes and are killed. A sandboxed command needs it: bubblewrap's outer
+process exits with the command's status while its init in the PID namespace is still
+tearing down, and that is no background job of the command's."""
+
+
+def settle(grace: float = SETTLE) -> None:
+    """Wait up to `grace` seconds for every descendant to be gone, reaping as they go."""
+    deadline = time.monotonic() + grace
+    while proctree.descendants(os.getpid()) and time.monotonic() < deadline:
+        _reap()
+        time.sleep(0.005)
+    _reap()
+
+
 class _Stop(Exception):
     pass
 
@@ -104,6 +121,7 @@ def main() -> int:
     except _Stop as stop:
         kill_all()
         return 128 + int(stop.args[0])
+    settle()
     background = kill_all()
     status.write(json.dumps({"code": code, "background": background}) + "\n")
     status.flush()

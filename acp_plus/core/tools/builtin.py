@@ -1,13 +1,14 @@
-"""Built-in tools: `read`, `write`, `edit`, `bash`, working in the session cwd.
+"""Built-in tools: `read`, `write`, `edit` (here) and `bash` (`bash.py`), working in the
+session cwd.
 
-Effects outside the sandbox are not refused outright: each tool reports the escalation
-it needs (`approval_reason`) and the loop asks the approval chain; reads outside the
-workspace ask like writes do. The agent's own files are the exception: its /proc entries
-and its home are refused in every mode with a tool error, nobody asked
-(`sandbox.agent_private`). Paths are resolved (symlinks followed) before any decision,
+Effects outside the sandbox are not refused outright: each file tool reports the
+escalation it needs (`approval_reason`) and the loop asks the approval chain; reads
+outside the workspace ask like writes do. `bash` runs in an OS sandbox instead and asks
+only when the model requests an escalation. The agent's own files are the exception:
+its /proc entries and its home are refused in every mode with a tool error, nobody
+asked (`sandbox.agent_private`). Paths are resolved (symlinks followed) before any decision,
 and again right before the file is touched. `write` and `edit` replace a file by atomic
-rename (`fileio.replace_file`). Output is capped so one call cannot flood the model
-context.
+rename (`fileio.replace_file`). Reads are capped so one call cannot flood the model context.
 """
 
 from __future__ import annotations
@@ -21,59 +22,17 @@ from typing import Any, ClassVar
 
 from acp_plus.core.sandbox import (
     agent_private,
-    command_escalation,
     read_escalation,
     resolve_path,
     write_escalation,
 )
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.bash import BashTool
 from acp_plus.core.tools.file_text import decode_text, encode_text, is_crlf, split_bom, to_crlf
 from acp_plus.core.tools.fileio import open_regular, read_regular, replace_file
-from acp_plus.core.tools.procs import kill_tree, read_status, spawn_supervised
 from acp_plus.core.tools.proctree import agent_pids
 
-OUTPUT_CAP = 64 * 1024
-"""Characters of tool output the model sees at most."""
 READ_CAP = 256 * 1024
-DEFAULT_TIMEOUT = 120.0
-MAX_TIMEOUT = 600.0
-
-
-def cap(text: str, limit: int = OUTPUT_CAP) -> str:
-    """Cut `text` to `limit` characters, saying how much was dropped."""
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n[output truncated: {len(text) - limit} more characters]"
-
-
-class HeadTail:
-    """Keeps the first and last `limit // 2` bytes of a stream and counts the middle."""
-
-    def __init__(self, limit: int = OUTPUT_CAP) -> None:
-        self.half = limit // 2
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.size = 0
-
-    def feed(self, block: bytes) -> None:
-        """Take the next chunk of output."""
-        self.size += len(block)
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += block[:room]
-            block = block[room:]
-        if block:
-            self.tail += block
-            del self.tail[: max(0, len(self.tail) - self.half)]
-
-    def text(self) -> str:
-        """Head and tail, with `... [N bytes omitted] ...` between them when cut."""
-        omitted = self.size - len(self.head) - len(self.tail)
-        head = bytes(self.head).decode("utf-8", "replace")
-        if omitted <= 0:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
-        tail = bytes(self.tail).decode("utf-8", "replace")
-        return f"{head}\n... [{omitted} bytes omitted] ...\n{tail}"
 
 
 def _path_arg(args: dict[str, Any]) -> str:
@@ -298,101 +257,18 @@ class EditTool(_FileTool):
         return ToolResult.text(f"replaced {count if replace_all else 1} occurrence(s) in {path}")
 
 
-class BashTool:
-    """Run a shell command in the session cwd, with a timeout and an output cap."""
-
-    name = "bash"
-    description = (
-        "Run a bash command in the working directory. Arguments: command, optional timeout (s)."
-    )
-    parameters: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string"},
-            "timeout": {"type": "number", "minimum": 1, "maximum": MAX_TIMEOUT},
-        },
-        "required": ["command"],
-    }
-
-    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        """Commands need an escalation unless the sandbox is `danger-full-access`."""
-        return command_escalation(_str_arg(args, "command"), ctx.sandbox)
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Run the command under the supervisor (`procs.py`).
-
-        The call returns when the command's own shell exits, even if a background child
-        still holds its output; the supervisor then kills every process the command left
-        (setsid and double forks included) and the result notes that background output
-        was not waited for. A timeout or cancellation kills the whole tree. Output over
-        `OUTPUT_CAP` keeps its head and tail around `... [N bytes omitted] ...`, and the
-        result ends with `[exit code: N]` on its own line.
-        """
-        command = _str_arg(args, "command")
-        timeout = args.get("timeout")
-        limit = (
-            min(float(timeout), MAX_TIMEOUT)
-            if isinstance(timeout, int | float)
-            else DEFAULT_TIMEOUT
-        )
-        spawn = asyncio.ensure_future(spawn_supervised(["bash", "-c", command], ctx.cwd))
-        try:
-            proc = await asyncio.shield(spawn)
-        except asyncio.CancelledError:
-            # The child may already be running: get its handle so it can be killed.
-            with contextlib.suppress(Exception):
-                await kill_tree(await spawn)
-            raise
-        assert proc.stdout is not None and proc.stderr is not None
-        output = HeadTail()
-        reader = asyncio.ensure_future(_pump(proc.stdout, output))
-        status_reader = asyncio.ensure_future(proc.stderr.read())
-        try:
-            try:
-                await asyncio.wait_for(asyncio.shield(proc.wait()), timeout=limit)
-            except TimeoutError:
-                await kill_tree(proc)
-                return ToolResult.text(f"command timed out after {limit:g}s", is_error=True)
-            except asyncio.CancelledError:
-                await asyncio.shield(kill_tree(proc))
-                raise
-            # The supervisor killed any leftovers before exiting: the pipe closes soon.
-            await asyncio.wait({reader, status_reader}, timeout=2.0)
-            status = read_status(status_reader.result()) if status_reader.done() else None
-        finally:
-            await asyncio.shield(kill_tree(proc, grace=0.0))
-            for task in (reader, status_reader):
-                task.cancel()
-        code = status["code"] if status and isinstance(status.get("code"), int) else None
-        if code is None:
-            code = proc.returncode if proc.returncode is not None else -1
-        out = output.text()
-        text = out + ("" if out.endswith("\n") or not out else "\n")
-        if status and status.get("background"):
-            text += "[output from background processes was not waited for]\n"
-        text += f"[exit code: {code}]"
-        return ToolResult.text(text, is_error=code != 0)
-
-
-async def _pump(stream: asyncio.StreamReader, sink: HeadTail) -> None:
-    while block := await stream.read(65536):
-        sink.feed(block)
-
-
 def builtin_tools(home: Path | None = None) -> list[Tool]:
     """The built-in tools, in the order the model sees them; the file tools refuse
-    everything under `home` (the agent's state directory)."""
+    everything under `home` (the agent's state directory), and `bash` cannot see it."""
     homes = () if home is None else (home,)
-    return [ReadTool(homes), WriteTool(homes), EditTool(homes), BashTool()]
+    return [ReadTool(homes), WriteTool(homes), EditTool(homes), BashTool(homes)]
 
 
 __all__ = [
-    "BashTool",
+    "READ_CAP",
     "EditTool",
-    "HeadTail",
     "ReadTool",
     "Refused",
     "WriteTool",
     "builtin_tools",
-    "cap",
 ]

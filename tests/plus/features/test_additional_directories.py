@@ -188,8 +188,9 @@ def _write(call_id: str, path: str, content: str = "x") -> dict[str, Any]:
 
 async def test_only_contained_writes_skip_the_client(world: WorldFactory, tmp_path: Path) -> None:
     """One turn: writes and an edit inside the root go through unasked; `..`, a symlink
-    out of the root, a path outside every root and bash each ask the client (which
-    rejects, so nothing is written there)."""
+    out of the root, a path outside every root and a bash escalation each ask the client
+    (which rejects, so nothing is written there). A plain bash call runs unasked in the
+    OS sandbox, where the root is not writable: §6.2's pre-approval is write/edit only."""
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
@@ -209,6 +210,15 @@ async def test_only_contained_writes_skip_the_client(world: WorldFactory, tmp_pa
         _write("symlink", str(root / "escape" / "c.txt")),
         _write("elsewhere", str(outside / "d.txt")),
         {"id": "shell", "name": "bash", "arguments": {"command": f"echo x > {root}/e.txt"}},
+        {
+            "id": "shell-escalated",
+            "name": "bash",
+            "arguments": {
+                "command": f"echo x > {root}/e.txt",
+                "sandbox_permissions": "danger-full-access",
+                "justification": "The file belongs in the extra root.",
+            },
+        },
     ]
     w = world(llm=[{"tool_calls": calls}, {"text": "done"}], builtin_tools=True)
     async with sdk_agent(w, permission="reject-once") as s:
@@ -219,7 +229,7 @@ async def test_only_contained_writes_skip_the_client(world: WorldFactory, tmp_pa
         result = await s.conn.prompt(session_id=new.session_id, prompt=[text_block("go")])
     assert result.stop_reason == "end_turn"
     asked = [r["toolCall"]["toolCallId"] for r in s.client.permission_requests]
-    assert asked == ["dotdot", "symlink", "elsewhere", "shell"]
+    assert asked == ["dotdot", "symlink", "elsewhere", "shell-escalated"]
     assert (root / "a.txt").read_text() == "edited"
     assert sorted(os.listdir(outside)) == []
     assert sorted(os.listdir(root)) == ["a.txt", "escape"]

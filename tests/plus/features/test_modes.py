@@ -11,6 +11,7 @@ import pytest
 from feature_support import exchange, kinds, open_session, prompt, requests_of, texts, updates
 from plus_agent import WorldFactory, log_events, raw_agent
 
+from acp_plus.core.tools.backend import find_backend
 from acp_plus.errors import RpcError
 from acp_plus.features import modes
 
@@ -198,7 +199,11 @@ def _writes(outside: Path) -> list[dict[str, Any]]:
             "name": "write",
             "arguments": {"file_path": str(outside), "content": "out"},
         },
-        {"id": "sh", "name": "bash", "arguments": {"command": "echo hi > shell.txt"}},
+        {
+            "id": "sh",
+            "name": "bash",
+            "arguments": {"command": f"echo hi > shell.txt; echo hi > {outside.parent}/sh.txt"},
+        },
     ]
     return [{"tool_calls": calls}, {"text": "done"}]
 
@@ -208,6 +213,7 @@ async def test_plan_mode_changes_neither_sandbox_nor_approvals(
     world: WorldFactory, tmp_path: Path, mode: str
 ) -> None:
     outside = tmp_path / "outside" / "out.txt"
+    outside.parent.mkdir()
     w = world(llm=_writes(outside), builtin_tools=True)
     async with raw_agent(w) as agent:
         session_id, _ = await open_session(agent, w)
@@ -215,10 +221,11 @@ async def test_plan_mode_changes_neither_sandbox_nor_approvals(
         answer, frames = await prompt(agent, session_id, "write both")
         _, status_frames = await prompt(agent, session_id, "/status")
     assert answer["result"] == {"stopReason": "end_turn"}
-    # The same decisions in both modes: the write inside the workspace runs unasked,
-    # the write outside it and the shell command ask the client (rejected here).
+    # The same decisions in both modes: the write inside the workspace runs unasked, the
+    # write outside it asks the client (rejected here), and the shell command runs unasked
+    # in the OS sandbox, which lets it write inside the workspace only.
     permissions = requests_of(frames, "session/request_permission")
-    assert [r["params"]["toolCall"]["toolCallId"] for r in permissions] == ["w-out", "sh"]
+    assert [r["params"]["toolCall"]["toolCallId"] for r in permissions] == ["w-out"]
     results = {
         u["toolCallId"]: u["status"]
         for u in updates(frames)
@@ -226,7 +233,10 @@ async def test_plan_mode_changes_neither_sandbox_nor_approvals(
     }
     assert results == {"w-in": "completed", "w-out": "failed", "sh": "failed"}
     assert (w.workdir / "inside.txt").read_text() == "in"
-    assert not (w.workdir / "shell.txt").exists()
-    assert not outside.exists()
+    # In the sandbox the command writes inside only; with no sandbox backend on this
+    # machine it is refused whole (native's behaviour), in both modes alike.
+    sandboxed = find_backend() is not None
+    assert (w.workdir / "shell.txt").exists() == sandboxed
+    assert not outside.exists() and not (outside.parent / "sh.txt").exists()
     report = updates(status_frames)[-1]["content"]["text"]
     assert f"Mode: {mode}\nSandbox: workspace-write\n" in report

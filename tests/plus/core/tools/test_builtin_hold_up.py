@@ -15,14 +15,8 @@ from plus_agent import WorldFactory, bash_world, processes_with, raw_agent, star
 
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools.base import ToolContext
-from acp_plus.core.tools.builtin import (
-    OUTPUT_CAP,
-    READ_CAP,
-    BashTool,
-    EditTool,
-    ReadTool,
-    WriteTool,
-)
+from acp_plus.core.tools.bash import OUTPUT_CAP, BashTool
+from acp_plus.core.tools.builtin import READ_CAP, EditTool, ReadTool, WriteTool
 from acp_plus.core.tools.procs import is_secret_name, protect_env, tool_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

@@ -1,0 +1,85 @@
+"""The bash sandbox's pure parts: the bubblewrap profile, escalation, native's texts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acp_plus.core.confine import (
+    Profile,
+    bwrap_args,
+    denial_notes,
+    escalation,
+    hidden_paths,
+    runner_failure,
+)
+
+WS = Path("/tmp/run/ws")
+
+
+def _after(args: list[str], first: str, then: str) -> bool:
+    return args.index(first) < args.index(then)
+
+
+def test_workspace_write_binds_the_workspace_after_the_private_tmp() -> None:
+    args = bwrap_args(Profile("workspace-write", WS, (Path("/tmp/run/home"),)))
+    assert args[-3:] == ["--chdir", str(WS), "--"]
+    # The workspace (under /tmp here) stays reachable: bound after /tmp is replaced.
+    assert _after(args, "/tmp", str(WS)) and args[args.index(str(WS)) - 1] == "--bind"
+    # The home is covered last, read-only.
+    assert args[-7:-3] == ["--tmpfs", "/tmp/run/home", "--remount-ro", "/tmp/run/home"]
+    for flag in ("--unshare-pid", "--unshare-user", "--disable-userns", "--new-session"):
+        assert flag in args
+    assert args[args.index("--cap-drop") + 1] == "ALL"
+    assert args[args.index("--ro-bind") + 1 : args.index("--ro-bind") + 3] == ["/", "/"]
+
+
+def test_read_only_binds_nothing_writable() -> None:
+    args = bwrap_args(Profile("read-only", WS))
+    assert "--bind" not in args and "--tmpfs" not in args
+    assert "--unshare-user" in args
+
+
+def test_without_user_namespaces_the_rest_of_the_profile_holds() -> None:
+    args = bwrap_args(Profile("read-only", WS, userns=False))
+    assert "--unshare-user" not in args and "--disable-userns" not in args
+    assert "--cap-drop" in args and "--unshare-pid" in args
+
+
+def test_danger_full_access_has_no_profile() -> None:
+    with pytest.raises(ValueError):
+        bwrap_args(Profile("danger-full-access", WS))
+
+
+def test_escalation_is_strictly_wider() -> None:
+    ask = {"sandbox_permissions": "danger-full-access", "justification": "why"}
+    assert escalation({}, "workspace-write") is None
+    assert escalation(ask, "workspace-write") == "danger-full-access"
+    assert escalation(ask, "read-only") == "danger-full-access"
+    wider = {"sandbox_permissions": "workspace-write", "justification": "why"}
+    assert escalation(wider, "read-only") == "workspace-write"
+    for standing in ("workspace-write", "danger-full-access"):
+        with pytest.raises(ValueError, match="not strictly wider"):
+            escalation(wider, standing)
+    with pytest.raises(ValueError, match="not strictly wider"):
+        escalation({"sandbox_permissions": "root", "justification": "why"}, "read-only")
+
+
+def test_denial_notes_need_a_failure_and_the_signature() -> None:
+    assert denial_notes("workspace-write", 1, "x: Read-only file system\n")[0] == (
+        "[sandbox: file access denied under workspace-write mode]"
+    )
+    assert denial_notes("read-only", 0, "Read-only file system") == []
+    assert denial_notes("read-only", 1, "No such file or directory") == []
+
+
+def test_runner_failure_is_bubblewraps_first_line_and_exit_1() -> None:
+    assert runner_failure(1, "bwrap: Can't mount proc\n") == "bwrap: Can't mount proc"
+    assert runner_failure(2, "bwrap: x") is None
+    assert runner_failure(1, "ok\nbwrap: printed by the command") is None
+
+
+def test_a_home_holding_the_workspace_is_not_covered() -> None:
+    assert hidden_paths([Path("/tmp/run"), Path("/h")], WS) == (Path("/h"),)
+    assert hidden_paths([WS], WS) == ()
