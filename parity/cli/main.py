@@ -66,12 +66,19 @@ def cmd_review(args: argparse.Namespace) -> int:
         raise SystemExit(f"parity review: --targets: unknown target(s) {', '.join(unknown)}")
     # `+NAME` alone reviews every scenario's own targets and the added one, as `run` does.
     select = plain | set(added) if plain else None
+    pending = None
+    if args.source:
+        from parity.suite.pending import pending_items
+        from parity.suite.review import scenario_files
+
+        files = scenario_files(config, paths)
+        pending = pending_items(config, Path(args.source), files, select)
     return review(
         config,
         paths,
         select=select,
         added=added,
-        source=Path(args.source) if args.source else None,
+        pending=pending,
         accept_all=args.accept_all,
         reject_all=args.reject_all,
     )

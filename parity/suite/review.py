@@ -348,7 +348,7 @@ def review(
     *,
     select: set[str] | None = None,
     added: Sequence[str] = (),
-    source: Path | None = None,
+    pending: tuple[list[Pending], list[str]] | None = None,
     accept_all: bool = False,
     reject_all: bool = False,
     stdin: TextIO | None = None,
@@ -370,10 +370,8 @@ def review(
         print(f"parity review: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
         return 2
     files = scenario_files(config, paths)
-    if source is not None:
-        from parity.suite.pending import pending_items
-
-        items, notes = pending_items(config, source, files, select)
+    if pending is not None:  # `--from DIR` (`parity.suite.pending`): nothing runs
+        items, notes = pending
     else:
         with Runner(config) as runner:
             items, notes = collect(
