@@ -5,7 +5,8 @@ Chromium at 1400x900.
 Two measurements per page, both from the browser's own layout:
 
 - a screenshot of the first screen, kept under `test-artifacts/report/` (or
-  `$PARITY_TEST_ARTIFACTS/report/`) with the report itself, for a person to look at;
+  `$PARITY_TEST_ARTIFACTS/report/`, for a CI job that publishes a directory), with a
+  copy of the report itself (`release-day/`), for a person to look at;
 - a probe: a copy of the page with a small script appended (and the report's
   Content-Security-Policy, which refuses scripts, left out of the copy) that writes the
   failing elements' `getBoundingClientRect().top` and the document's widths into
@@ -115,10 +116,11 @@ def screenshot(page: Path, name: str, profile: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def report() -> Path:
-    """The release-day report, written where it is kept with its screenshots."""
-    directory = ARTIFACTS / "release-day"
-    shutil.rmtree(directory, ignore_errors=True)
+def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The release-day report. Each xdist worker writes its own (a shared directory
+    would be removed under another worker's browser); the index test keeps a copy
+    beside the screenshots."""
+    directory = tmp_path_factory.mktemp("release-day")
     write_report(directory, release_day())
     return directory
 
@@ -128,6 +130,7 @@ def test_the_failure_is_on_the_first_screen_and_nothing_scrolls_sideways(
 ) -> None:
     index = report / "index.html"
     shot = screenshot(index, "index-1400x900.png", tmp_path / "profile")
+    shutil.copytree(report, ARTIFACTS / "release-day", dirs_exist_ok=True)  # to open by hand
     measured = probe(
         index,
         {
