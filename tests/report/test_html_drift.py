@@ -3,7 +3,8 @@
 A drifted snapshot is shown as the target's own recorded snapshot beside its live run,
 aligned row by row (`parity.report.html_sbs`), with unchanged runs folded; the index
 leads with failures, then drift, then stale expected differences, and its matrix rows
-that need attention come first.
+that need attention come first. One real run under xdist checks the wiring from the
+target item to the page.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
 from parity.checks.diff import compare
@@ -21,6 +23,7 @@ from parity.report.outcome import Outcome
 from parity.report.results import session_data, to_json
 from parity.view.dump import dump_view
 from tests.report.synthetic import FAILING, long_view, release_day
+from tests.support.project import AGENT, TEXT_SCENARIO, Project, mini_target
 
 
 def test_aligned_pairs_lines_and_leaves_gaps_where_one_side_has_none() -> None:
@@ -187,3 +190,31 @@ def test_a_release_day_index_names_the_one_failure_first() -> None:
     assert "1 check(s) need attention: 1 drift" in index
     first_row = index[index.index("<tbody>") :].split("</tr>")[0]
     assert f">{FAILING}</a>" in first_row and "cell-fail" in first_row
+
+
+def test_a_real_run_under_xdist_reports_the_drift_from_the_targets_own_recording(
+    tmp_path: Path,
+) -> None:
+    # The wiring: the target item hands both texts to Collected.drift, a worker hands
+    # them to the controller, the page shows them (mini-b's recording, not mini's).
+    variant = tmp_path / "mini_b_agent.py"
+    variant.write_text(AGENT.read_text())
+    project = Project(tmp_path / "proj")
+    project.write("parity.toml", mini_target("mini") + mini_target("mini-b", agent=variant))
+    project.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
+    assert project.parity("record").returncode == 0
+    recorded = project.snapshot("demo/text", "mini-b").read_text()
+    changed = '{"loadSession": True}'
+    variant.write_text(AGENT.read_text().replace('{"loadSession": False}', changed))
+    done = project.parity("run", "-n", "2", "--report", "report")
+    assert done.returncode == 1, done.stdout + done.stderr
+    page = (project.root / "report" / "scenarios" / "demo__text.html").read_text()
+    start = page.index('<h2 id="drift-1">Snapshot drift: mini-b</h2>')
+    rows = _Sbs(page[start : page.index("<h2>", start + 1)]).rows
+    (pair,) = [cells for cls, cells in rows if cls == "changed"]
+    assert pair[1].strip() == "loadSession: false" and pair[3].strip() == "loadSession: true"
+    assert pair[0] == pair[2]  # the same line of each text, on one row
+    assert "loadSession: false" in recorded
+    assert project.snapshot("demo/text", "mini-b").read_text() == recorded  # run never writes
+    index = (project.root / "report" / "index.html").read_text()
+    assert 'href="scenarios/demo__text.html#drift-1"' in index
