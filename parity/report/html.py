@@ -70,6 +70,9 @@ differences (a `diverge` rule or `expect_problems` entry that no longer matches)
 
 _STALE_ONLY = ({"stale diverge"}, {"stale expect_problems"})
 
+ATTENTION_OPEN = 12
+"""Entries of the attention list shown open; the rest fold into a `<details>`."""
+
 MANY_TARGETS = 8
 """Above this many targets the matrix turns compact: each cell its status word and a
 parity symbol, the target names rotated (so a column never needs the name's width)."""
@@ -112,9 +115,10 @@ def attention(data: Mapping[str, Any], paths: Mapping[str, str]) -> list[dict[st
                         "href": f"{paths[s['name']]}#{anchor}",
                     }
                 )
-    for p in data.get("invalid", []):
-        out.append({"kind": "failure", "scenario": p, "target": "", "label": "invalid file"})
-        out[-1]["href"] = ""
+    for p in data.get("invalid", []):  # not run, so no page: named, not linked
+        out.append(
+            {"kind": "failure", "scenario": p, "target": "", "label": "invalid file", "href": ""}
+        )
     rank = {k: i for i, k in enumerate(ATTENTION)}
     return sorted(out, key=lambda e: rank[e["kind"]])  # stable: scenarios stay sorted
 
@@ -131,7 +135,7 @@ def _cell_title(cell: Mapping[str, Any]) -> str:
 
 def _compact(part: Mapping[str, Any], kind: str) -> str:
     """A check in a compact cell: its status word, or a symbol for a parity check
-    (the legend under the matrix explains them)."""
+    (the key above the matrix explains them)."""
     if kind == "own":
         return str(part["status"])
     symbol = {"pass": "=", "differs": "~", "fail": "!", "skip": "?"}.get(part["status"], "?")
@@ -178,10 +182,18 @@ def _attention_html(entries: Sequence[Mapping[str, str]], data: Mapping[str, Any
             f'<span class="tag bad">{esc(_HEADLINES[e["kind"]])}</span> {link}: '
             f'<span class="mono">{esc(e["label"])}</span></li>'
         )
+    # A change that breaks every scenario lists them all; past the first few the list
+    # is folded, so the matrix below still starts on the first screen.
+    rest = ""
+    if len(items) > ATTENTION_OPEN:
+        rest = (
+            f"<details><summary>{len(items) - ATTENTION_OPEN} more</summary>"
+            f'<ol start="{ATTENTION_OPEN + 1}">{"".join(items[ATTENTION_OPEN:])}</ol></details>'
+        )
     return (
         '<section class="attention" id="attention">'
         f"<h2>{len(entries)} check(s) need attention: {esc(said)}</h2>"
-        f"<ol>{''.join(items)}</ol></section>"
+        f"<ol>{''.join(items[:ATTENTION_OPEN])}</ol>{rest}</section>"
     )
 
 

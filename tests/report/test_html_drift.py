@@ -17,7 +17,7 @@ from typing import Any
 
 from parity.checks.diff import compare
 from parity.report.collected import Collected
-from parity.report.html import attention, page_paths, render_report
+from parity.report.html import ATTENTION_OPEN, attention, page_paths, render_report
 from parity.report.html_sbs import Row, aligned, hunks, side_by_side
 from parity.report.outcome import Outcome
 from parity.report.results import session_data, to_json
@@ -218,3 +218,16 @@ def test_a_real_run_under_xdist_reports_the_drift_from_the_targets_own_recording
     assert project.snapshot("demo/text", "mini-b").read_text() == recorded  # run never writes
     index = (project.root / "report" / "index.html").read_text()
     assert 'href="scenarios/demo__text.html#drift-1"' in index
+
+
+def test_a_long_attention_list_folds_past_the_first_entries() -> None:
+    data = release_day(n=30)
+    for s in data["scenarios"]:  # every plus check differs from native
+        (plus,) = [c for c in s["cells"] if c["target"] == "plus"]
+        plus["parity"] = {**plus["parity"], "status": "differs", "categories": ["error"]}
+    index = render_report(data)["index.html"]
+    section = index[index.index('id="attention"') : index.index("</section>")]
+    opened, _, folded = section.partition("<details>")
+    assert opened.count("<li ") == ATTENTION_OPEN
+    assert folded.count("<li ") == 31 - ATTENTION_OPEN  # 30 differ, 1 drifted
+    assert f"<summary>{31 - ATTENTION_OPEN} more</summary>" in folded
