@@ -144,6 +144,11 @@ class Collected:
     """`scenario \\x1f target` -> view record (a live run replaces a recording)."""
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     """node id -> item record (filled where reports arrive: the controller)."""
+    drifts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """`scenario \\x1f target` -> `{"recorded": ..., "live": ...}`: a drifted snapshot's
+    two texts (HTML report only). The views hold one view per target, the one the
+    parity checks compared (the live run); the drift is this target's own recording
+    against that run, so its recorded text has to travel separately."""
 
     def scenario(self, scenario: Scenario, targets: Sequence[str], root: Path) -> None:
         self.scenarios[scenario.name] = scenario_record(scenario, targets, root)
@@ -159,6 +164,11 @@ class Collected:
         key = _join(scenario, target)
         if live or key not in self.views:
             self.views[key] = view_record(view, "live" if live else "recorded")
+
+    def drift(self, scenario: str, target: str, recorded: str, live: str) -> None:
+        """A target's snapshot differs: its recorded text and this run's (exact bytes)."""
+        if self.keep_views:
+            self.drifts[_join(scenario, target)] = {"recorded": recorded, "live": live}
 
     def item(self, report: Any, outcome: Outcome | None, invalid: bool) -> None:
         """One pytest report (setup or call) of a scenario item."""
@@ -188,11 +198,17 @@ class Collected:
 
     def to_output(self) -> dict[str, Any]:
         """For an xdist worker's `workeroutput` (plain data only)."""
-        return {"scenarios": self.scenarios, "diffs": self.diffs, "views": self.views}
+        return {
+            "scenarios": self.scenarios,
+            "diffs": self.diffs,
+            "views": self.views,
+            "drifts": self.drifts,
+        }
 
     def merge(self, output: Mapping[str, Any]) -> None:
         self.scenarios.update(output.get("scenarios", {}))
         self.diffs.update(output.get("diffs", {}))
+        self.drifts.update(output.get("drifts", {}))
         for key, rec in output.get("views", {}).items():
             if rec.get("source") == "live" or key not in self.views:
                 self.views[key] = rec
@@ -200,6 +216,10 @@ class Collected:
     def view_for(self, scenario: str, target: str) -> dict[str, Any] | None:
         """The view record of `target` running `scenario`, if one was kept."""
         return self.views.get(_join(scenario, target))
+
+    def drift_for(self, scenario: str, target: str) -> dict[str, str] | None:
+        """The recorded and live texts of `target`'s drifted snapshot, if kept."""
+        return self.drifts.get(_join(scenario, target))
 
     def diff_index(self) -> dict[DiffKey, dict[str, Any]]:
         """Diff records by (scenario, kind, target), as `parity.report.matrix` takes them."""

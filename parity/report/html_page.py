@@ -53,6 +53,36 @@ details>summary{cursor:pointer;font-weight:600}
 .key{margin:4px 0 0}
 .key span{display:inline-block;padding:0 6px;margin-right:8px}
 td.count{white-space:nowrap}
+table.sbs{width:100%;table-layout:fixed;margin:0}
+table.sbs col.n{width:3.5em}
+table.sbs th{text-align:left}
+table.sbs td{border:none;padding:0 6px;white-space:pre-wrap;overflow-wrap:anywhere}
+table.sbs td.no{color:#8c959f;text-align:right;user-select:none;padding-right:8px}
+table.sbs td.del{background:#ffebe9}
+table.sbs td.add{background:#dafbe1}
+table.sbs td.gap{background:#f6f8fa}
+table.sbs del{background:#ffb8b0;text-decoration:none}
+table.sbs ins{background:#9be9a8;text-decoration:none}
+table.sbs tr.fold>td{padding:0;background:#f6f8fa;border-top:1px solid #d0d7de;
+ border-bottom:1px solid #d0d7de}
+table.sbs tr.fold summary{padding:1px 8px;color:#59636e;font-weight:normal;
+ font-family:system-ui,sans-serif}
+.attention{border:1px solid #cf222e;border-radius:6px;padding:8px 14px;margin:10px 0;
+ background:#fff8f7}
+.attention.clear{border-color:#1a7f37;background:#f6fff8}
+.attention h2{margin:0 0 4px;border:none;padding:0}
+.attention ol{margin:4px 0;padding-left:22px}
+.attention li{margin:2px 0}
+table.matrix{width:100%;table-layout:fixed}
+table.matrix col.name{width:22%}
+table.matrix th{overflow-wrap:anywhere}
+table.matrix td.cell{white-space:normal;overflow-wrap:anywhere}
+table.matrix td.cell-pass{background:#dafbe1}
+table.matrix td.cell-new{background:#ddf4ff}
+table.matrix td.cell-skip{background:#f6f8fa}
+table.matrix td.cell-fail,table.matrix td.cell-differs{background:#ffebe9}
+table.matrix.many thead th.t{writing-mode:vertical-rl;transform:rotate(180deg);
+ vertical-align:bottom;white-space:nowrap;text-align:left}
 """
 
 

@@ -12,6 +12,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from parity.report.html_page import cell_status, esc, page
+from parity.report.html_sbs import side_by_side
 
 PathT = tuple[str | int, ...]
 
@@ -130,6 +131,26 @@ def scenario_page(s: Mapping[str, Any], data: Mapping[str, Any]) -> str:
     if s.get("profile"):
         facts.append(f"profile: {esc(s['profile'])}")
     body.append(f'<p class="muted">{" · ".join(facts)}</p>')
+
+    # Drift first, above the results: it is what needs a person on this page. The
+    # target's own recording beside this run, aligned, only the changed regions open;
+    # the views further down are the ones the parity checks compared (the reference
+    # beside the target), which is not what drifted.
+    drifts: Mapping[str, Any] = s.get("drifts", {})
+    for t in targets:
+        if t in drifts:
+            body.append(
+                f'<h2 id="drift-{index[t]}">Snapshot drift: {esc(t)}</h2>'
+                f'<p class="muted">{esc(t)}\'s recorded snapshot (left) beside its live run '
+                "(right), line by line; review it, then <code>parity record</code> if the "
+                "change is intended.</p>"
+                + side_by_side(
+                    drifts[t]["recorded"],
+                    drifts[t]["live"],
+                    f"{t}: recorded snapshot",
+                    f"{t}: live run",
+                )
+            )
 
     # Results.
     body.append("<h2>Results</h2><table><thead><tr><th>target</th><th>snapshot check</th>")

@@ -133,6 +133,7 @@ def session_data(
             if s == name
         ]
         views = {t: v for t in targets if (v := collected.view_for(name, t)) is not None}
+        drifts = {t: d for t in targets if (d := collected.drift_for(name, t)) is not None}
         scenarios.append(
             {
                 **meta,
@@ -142,6 +143,7 @@ def session_data(
                 "masked": masked_by.get(name, []),
                 "findings": findings_by.get(name, []),
                 "views": views,
+                "drifts": drifts,
             }
         )
     groups = difference_groups(outcomes, diffs)
@@ -176,11 +178,13 @@ def session_data(
 
 
 def to_json(data: Mapping[str, Any]) -> str:
-    """The session data as JSON for CI, without the views (`--parity-report` has them)."""
+    """The session data as JSON for CI, without the views and drifted snapshots' texts
+    (`--parity-report` has them)."""
     lean = {
         **data,
         "scenarios": [
-            {k: v for k, v in s.items() if k != "views"} for s in data.get("scenarios", [])
+            {k: v for k, v in s.items() if k not in ("views", "drifts")}
+            for s in data.get("scenarios", [])
         ],
     }
     return json.dumps(lean, indent=2, ensure_ascii=False) + "\n"

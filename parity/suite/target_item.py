@@ -223,6 +223,7 @@ class TargetItem(ScenarioItem):
         )
         compared = _categorized(self.scenario, check.recorded, check.text, self.target)
         self.state.collected.diff(self.scenario.name, "target", self.target, "snapshot", compared)
+        self.state.collected.drift(self.scenario.name, self.target, check.recorded, check.text)
         failure = failure_text(
             headline,
             compared.render() + "\n\n" + "\n".join(check.diff),
