@@ -1,6 +1,8 @@
-"""The OS sandbox a `bash` call runs in: its bubblewrap profile, escalation, and what the
-model reads about it. Pure functions; `core/tools/backend.py` finds and probes bubblewrap,
-`core/tools/bash.py` runs the command.
+"""The OS sandbox a `bash` call runs in: its bubblewrap profile (and the Landlock
+helper's arguments where bubblewrap is missing), escalation, and what the model reads
+about it. Pure functions; `core/tools/backend.py` finds and probes the backend,
+`core/tools/landlock_exec.py` applies a Landlock profile, `core/tools/bash.py` runs the
+command.
 
 The boundaries are native 0.1.0-rc.8's (docs/contract-notes.md, "The bash sandbox"): the
 whole filesystem read-only, `/dev` and `/proc` fresh, and under `workspace-write` a private
@@ -73,6 +75,37 @@ def bwrap_args(profile: Profile) -> list[str]:
     return [*args, "--chdir", str(profile.workspace), "--"]
 
 
+LANDLOCK_DEVICES: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+"""The devices a Landlock-confined command may write (not create): bubblewrap's fresh
+`/dev` has these, and nothing else there is the command's to write."""
+
+LANDLOCK_SIGNATURES = (DENIAL_SIGNATURE, "permission denied")
+"""Landlock refuses with EACCES, not EROFS: its denials read `Permission denied`."""
+
+LANDLOCK_PREFIX = "acp-plus-landlock: "
+
+
+def landlock_args(profile: Profile, tmpdir: Path | None) -> list[str]:
+    """`landlock_exec.py`'s arguments for `profile`, up to and including the `--`.
+
+    The closest Landlock comes to `bwrap_args`: reads everywhere but the hidden paths,
+    writes beneath the workspace and the call's private `tmpdir` (exported as `TMPDIR`;
+    `/tmp` itself stays read-only) under `workspace-write`, and to `LANDLOCK_DEVICES`.
+    """
+    if profile.mode == "danger-full-access":
+        raise ValueError("danger-full-access runs without a sandbox")
+    args: list[str] = []
+    for path in profile.hidden:
+        args += ["--hide", str(path)]
+    if profile.mode == "workspace-write":
+        args += ["--write", str(profile.workspace)]
+        if tmpdir is not None:
+            args += ["--tmpdir", str(tmpdir)]
+    for device in LANDLOCK_DEVICES:
+        args += ["--write-file", device]
+    return [*args, "--"]
+
+
 def probe_args(userns: bool) -> list[str]:
     """The arguments of the one-time check that bubblewrap can build a profile here."""
     return [*bwrap_args(Profile("read-only", Path("/"), userns=userns)), "true"]
@@ -118,19 +151,22 @@ def unavailable(mode: SandboxMode, detail: str | None = None) -> str:
     return text if detail is None else f"{text} Runner failure: {detail}"
 
 
-def runner_failure(code: int, output: str) -> str | None:
-    """bubblewrap's own error line when it refused to start the command, else None.
+def runner_failure(code: int, output: str, prefix: str = RUNNER_PREFIX) -> str | None:
+    """The runner's own error line when it refused to start the command, else None.
 
-    bubblewrap reports its failures on stderr as `bwrap: ...` and exits 1 before the
-    command runs, so only the first line of the merged output can be its.
+    bubblewrap reports its failures on stderr as `bwrap: ...` (the Landlock helper as
+    `LANDLOCK_PREFIX...`) and exits 1 before the command runs, so only the first line of
+    the merged output can be its.
     """
     first = output.split("\n", 1)[0]
-    return first if code == 1 and first.startswith(RUNNER_PREFIX) else None
+    return first if code == 1 and first.startswith(prefix) else None
 
 
-def denial_notes(mode: SandboxMode, code: int, output: str) -> list[str]:
-    """Native's markers after a failed command whose output shows a refused write."""
-    if code == 0 or DENIAL_SIGNATURE not in output.lower():
+def denial_notes(
+    mode: SandboxMode, code: int, output: str, signatures: Sequence[str] = (DENIAL_SIGNATURE,)
+) -> list[str]:
+    """Native's markers after a failed command whose output shows a refused access."""
+    if code == 0 or not any(signature in output.lower() for signature in signatures):
         return []
     return [
         f"[sandbox: file access denied under {mode} mode]",
@@ -149,6 +185,9 @@ def hidden_paths(homes: Sequence[Path], workspace: Path) -> tuple[Path, ...]:
 __all__ = [
     "DENIAL_SIGNATURE",
     "ESCALATION_TARGETS",
+    "LANDLOCK_DEVICES",
+    "LANDLOCK_PREFIX",
+    "LANDLOCK_SIGNATURES",
     "WIDER_MODES",
     "Profile",
     "bwrap_args",
@@ -156,6 +195,7 @@ __all__ = [
     "escalation",
     "escalation_reason",
     "hidden_paths",
+    "landlock_args",
     "probe_args",
     "runner_failure",
     "unavailable",

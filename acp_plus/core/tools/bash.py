@@ -1,7 +1,9 @@
 """The built-in `bash` tool: a command in the session cwd, inside the OS sandbox.
 
 Below `danger-full-access` every command runs under bubblewrap with the standing mode's
-profile (`core/confine.py`) and nobody is asked, as native does. The model may ask for a
+profile (`core/confine.py`), or under Landlock (`landlock_exec.py`, with a private
+`TMPDIR` made for the call and removed after it) where bubblewrap is missing, and nobody
+is asked, as native does. The model may ask for a
 wider mode for one call (`sandbox_permissions` + `justification`); that is the only
 question `bash` puts to the client, and the grant is that call's alone. With no usable
 backend a confined command is refused, never run unconfined (native's answer).
@@ -14,18 +16,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 from acp_plus.core.confine import (
+    DENIAL_SIGNATURE,
     ESCALATION_TARGETS,
+    LANDLOCK_PREFIX,
+    LANDLOCK_SIGNATURES,
+    RUNNER_PREFIX,
     Profile,
     bwrap_args,
     denial_notes,
     escalation,
     escalation_reason,
     hidden_paths,
+    landlock_args,
     runner_failure,
     unavailable,
 )
@@ -142,28 +151,45 @@ class BashTool:
         command = _command(args)
         mode: SandboxMode = escalation(args, ctx.sandbox) or ctx.sandbox
         argv = ["bash", "-c", command]
+        backend: Backend | None = None
+        tmpdir: Path | None = None
         if mode != "danger-full-access":
             backend = await asyncio.to_thread(self.find)
             if backend is None:
                 return ToolResult.text(unavailable(mode), is_error=True)
-            argv = [backend.executable, *bwrap_args(self._profile(mode, ctx, backend)), *argv]
+            profile = self._profile(mode, ctx, backend)
+            if backend.kind == "bwrap":
+                argv = [backend.executable, *bwrap_args(profile), *argv]
+            else:
+                if mode == "workspace-write":
+                    tmpdir = Path(tempfile.mkdtemp(prefix="acp-plus-bash-"))
+                argv = [*backend.prefix(), *landlock_args(profile, tmpdir), *argv]
         timeout = args.get("timeout")
         limit = (
             min(float(timeout), MAX_TIMEOUT)
             if isinstance(timeout, int | float)
             else DEFAULT_TIMEOUT
         )
-        finished = await _supervise(argv, ctx.cwd, limit)
+        try:
+            finished = await _supervise(argv, ctx.cwd, limit)
+        finally:
+            if tmpdir is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
         if isinstance(finished, ToolResult):
             return finished
         code, out, background = finished
-        if mode != "danger-full-access" and (failure := runner_failure(code, out)) is not None:
-            return ToolResult.text(unavailable(mode, failure), is_error=True)
+        if backend is not None:
+            landlock = backend.kind == "landlock"
+            failure = runner_failure(code, out, LANDLOCK_PREFIX if landlock else RUNNER_PREFIX)
+            if failure is not None:
+                return ToolResult.text(unavailable(mode, failure), is_error=True)
         text = out + ("" if out.endswith("\n") or not out else "\n")
         if background:
             text += "[output from background processes was not waited for]\n"
-        for note in [] if mode == "danger-full-access" else denial_notes(mode, code, out):
-            text += note + "\n"
+        if backend is not None:
+            signatures = LANDLOCK_SIGNATURES if backend.kind == "landlock" else (DENIAL_SIGNATURE,)
+            for note in denial_notes(mode, code, out, signatures):
+                text += note + "\n"
         text += f"[exit code: {code}]"
         return ToolResult.text(text, is_error=code != 0)
 
