@@ -1,4 +1,5 @@
-"""The bash sandbox's pure parts: the bubblewrap profile, escalation, native's texts."""
+"""The bash sandbox's pure parts: the bubblewrap profile, the Landlock helper's arguments,
+escalation, native's texts."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ from pathlib import Path
 import pytest
 
 from acp_plus.core.confine import (
+    LANDLOCK_DEVICES,
+    LANDLOCK_PREFIX,
+    LANDLOCK_SIGNATURES,
     Profile,
     bwrap_args,
     denial_notes,
     escalation,
     hidden_paths,
+    landlock_args,
     runner_failure,
 )
 
@@ -83,3 +88,29 @@ def test_runner_failure_is_bubblewraps_first_line_and_exit_1() -> None:
 def test_a_home_holding_the_workspace_is_not_covered() -> None:
     assert hidden_paths([Path("/tmp/run"), Path("/h")], WS) == (Path("/h"),)
     assert hidden_paths([WS], WS) == ()
+
+
+def test_landlock_args_write_the_workspace_and_private_tmp_and_hide_the_home() -> None:
+    home, tmp = Path("/tmp/run/home"), Path("/tmp/acp-plus-bash-x")
+    args = landlock_args(Profile("workspace-write", WS, (home,)), tmp)
+    assert args[:6] == ["--hide", str(home), "--write", str(WS), "--tmpdir", str(tmp)]
+    assert args[-1] == "--"
+    assert args[6:-1] == [a for d in LANDLOCK_DEVICES for a in ("--write-file", d)]
+
+
+def test_landlock_args_under_read_only_write_only_devices() -> None:
+    args = landlock_args(Profile("read-only", WS), Path("/tmp/ignored"))
+    assert "--write" not in args and "--tmpdir" not in args
+    assert set(args[1:-1:2]) == set(LANDLOCK_DEVICES)
+    with pytest.raises(ValueError, match="without a sandbox"):
+        landlock_args(Profile("danger-full-access", WS), None)
+
+
+def test_landlock_denials_and_runner_failures_are_recognised() -> None:
+    denied = "bash: line 1: /etc/x: Permission denied\n"
+    assert denial_notes("workspace-write", 1, denied) == []  # bubblewrap's signature only
+    assert len(denial_notes("workspace-write", 1, denied, LANDLOCK_SIGNATURES)) == 2
+    failure = f"{LANDLOCK_PREFIX}landlock_restrict_self: Operation not permitted\n"
+    assert runner_failure(1, failure) is None
+    assert runner_failure(1, failure, LANDLOCK_PREFIX) == failure.rstrip("\n")
+    assert runner_failure(2, failure, LANDLOCK_PREFIX) is None

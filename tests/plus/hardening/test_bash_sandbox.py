@@ -1,4 +1,5 @@
-"""Escape attempts against the real `bash` sandbox (bubblewrap) under `workspace-write`.
+"""Escape attempts against the real `bash` sandbox under `workspace-write`, once per
+backend: bubblewrap, and Landlock (`sandbox` parametrizes `ACP_PLUS_SANDBOX_BACKEND`).
 
 Each case runs a real command through `BashTool` (the same path the agent loop takes:
 supervisor, scrubbed environment, bubblewrap) and then checks the machine itself, never
@@ -15,6 +16,10 @@ private, so a target under /tmp would be missed for the wrong reason.
 `UNCONFINED` runs the write cases again under `danger-full-access`: there each one must
 escape, which shows the checks would see an escape (a check that cannot fail proves
 nothing). docs/contract-notes.md, "The bash sandbox", has the matrix with native's column.
+
+Landlock holds every write and secret case but cannot hide processes (no PID namespace):
+where its answer differs, the test asserts Landlock's documented answer (`LANDLOCK_LIMITS`)
+rather than skipping, so a change either way is seen.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -37,16 +43,37 @@ from feature_support import open_session, prompt, requests_of
 from plus_agent import WorldFactory, processes_with, raw_agent
 
 from acp_plus.core.sandbox import SandboxMode
-from acp_plus.core.tools.backend import find_backend
+from acp_plus.core.tools.backend import SWITCH, find_backend
 from acp_plus.core.tools.base import ToolContext, ToolResult
 from acp_plus.core.tools.bash import BashTool
+from acp_plus.core.tools.landlock_exec import MIN_ABI, abi_version
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux sandbox"),
-    pytest.mark.skipif(find_backend() is None, reason="no usable bubblewrap on PATH"),
 ]
 
 SECRET = "sk-sandbox-escape-canary"
+
+LANDLOCK_LIMITS = {
+    "process list": "no PID namespace: the host's processes are listed (tracing, signalling "
+    "and reading their environ, maps or memory is denied)",
+    "agent cmdline": "/proc/<pid>/cmdline is world-readable (as `ps` shows it); no ptrace "
+    "check guards it, so Landlock cannot",
+    "home listing": "the agent's home and its ancestors are unlistable (Permission denied), "
+    "not an empty directory",
+    "/tmp": "/tmp is read-only; the call's private directory is $TMPDIR",
+    "unshare -r": "fails writing /proc/self/uid_map (Landlock), not at unshare(2)",
+}
+"""Where Landlock's answer differs from bubblewrap's, and why (docs/contract-notes.md)."""
+
+
+@pytest.fixture(params=["bwrap", "landlock"])
+def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The backend a test runs under, forced by the switch; unusable here: skipped."""
+    monkeypatch.setenv(SWITCH, request.param)
+    if find_backend() is None:
+        pytest.skip(f"no usable {request.param} on this host")
+    return str(request.param)
 
 
 @dataclass(frozen=True)
@@ -130,7 +157,10 @@ WRITES: dict[str, tuple[str, Callable[[Tree, str], bool]]] = {
     "unshare": (
         "unshare -m sh -c 'mount -o remount,rw,bind / ; echo x > {outside}/unshare.txt' ; "
         "unshare -rm sh -c 'mount -o remount,rw,bind / ; echo x > {outside}/unshare.txt'",
-        lambda t, text: text.count("unshare failed") == 2 and _no_new_file(t),
+        lambda t, text: (
+            text.count("unshare failed") + text.count("uid_map: Permission denied") == 2
+            and _no_new_file(t)
+        ),
     ),
     "chroot": (
         "chroot / true",
@@ -144,7 +174,9 @@ RAN = "echo ran > ran.txt; "
 
 
 @pytest.mark.parametrize("name", list(WRITES))
-async def test_writes_outside_the_workspace_are_contained(tree: Tree, name: str) -> None:
+async def test_writes_outside_the_workspace_are_contained(
+    tree: Tree, sandbox: str, name: str
+) -> None:
     command, held = WRITES[name]
     result = await _bash(tree, RAN + command.format(outside=tree.outside))
     assert (tree.ws / "ran.txt").exists(), _text(result)
@@ -163,17 +195,24 @@ async def test_the_same_writes_escape_without_the_sandbox(tree: Tree, name: str)
     assert not held(tree, _text(result)), name
 
 
-async def test_a_write_inside_the_workspace_and_tmp_work(tree: Tree) -> None:
-    result = await _bash(tree, "echo in > in.txt && echo t > /tmp/t && cat /tmp/t")
+async def test_a_write_inside_the_workspace_and_tmp_work(tree: Tree, sandbox: str) -> None:
+    result = await _bash(
+        tree, 'echo in > in.txt && t="${TMPDIR:-/tmp}/t" && echo t > "$t" && cat "$t"'
+    )
     assert (tree.ws / "in.txt").read_text() == "in\n"
     assert _text(result) == "t\n[exit code: 0]"
+    if sandbox == "landlock":  # LANDLOCK_LIMITS["/tmp"]; the private dir goes with the call
+        result = await _bash(tree, 'echo "$TMPDIR"; echo t > /tmp/acp-sbx-t')
+        assert "/tmp/acp-sbx-t: Permission denied" in _text(result)
+        private = Path(_text(result).split("\n", 1)[0])
+        assert private.parent == Path(tempfile.gettempdir()) and not private.exists()
 
 
-async def test_a_refused_write_carries_natives_markers(tree: Tree) -> None:
+async def test_a_refused_write_carries_natives_markers(tree: Tree, sandbox: str) -> None:
     result = await _bash(tree, f"echo x > {tree.outside}/m.txt")
     assert result.is_error
     text = _text(result)
-    assert "Read-only file system" in text
+    assert ("Read-only file system" if sandbox == "bwrap" else "Permission denied") in text
     assert text.endswith(
         "[sandbox: file access denied under workspace-write mode]\n"
         "[sandbox: escalation available — retry this exact command once with "
@@ -182,7 +221,7 @@ async def test_a_refused_write_carries_natives_markers(tree: Tree) -> None:
     )
 
 
-async def test_a_background_job_cannot_write_after_the_call(tree: Tree) -> None:
+async def test_a_background_job_cannot_write_after_the_call(tree: Tree, sandbox: str) -> None:
     marker = f"7{uuid.uuid4().int % 10**6:06d}"
     command = (
         f"(setsid sh -c 'sleep 1.{marker}; echo late > late.txt' &) ; "
@@ -205,18 +244,25 @@ READS = {
 
 
 @pytest.mark.parametrize("name", list(READS))
-async def test_the_agents_secrets_are_out_of_reach(tree: Tree, name: str) -> None:
+async def test_the_agents_secrets_are_out_of_reach(tree: Tree, sandbox: str, name: str) -> None:
     command = READS[name].format(pid=tree.pid, holder=tree.holder, home=tree.home)
     result = await _bash(tree, RAN + command)
-    assert (tree.ws / "ran.txt").exists(), _text(result)
-    assert SECRET not in _text(result), name
-    if name == "agent cmdline and maps":
-        assert "pytest" not in _text(result)
-    if name == "agent home":  # an empty directory: `ls -a` lists only . and ..
-        assert _text(result).endswith("No such file or directory\n.\n..\n[exit code: 0]")
+    text = _text(result)
+    assert (tree.ws / "ran.txt").exists(), text
+    assert SECRET not in text, name
+    if name == "agent cmdline and maps" and sandbox == "bwrap":
+        assert "pytest" not in text
+    if name == "agent cmdline and maps" and sandbox == "landlock":  # LANDLOCK_LIMITS
+        assert "pytest" in text and f"/proc/{tree.pid}/maps: Permission denied" in text
+    if name == "agent home" and sandbox == "bwrap":  # empty: `ls -a` lists only . and ..
+        assert text.endswith("No such file or directory\n.\n..\n[exit code: 0]")
+    if name == "agent home" and sandbox == "landlock":
+        assert f"cannot open directory '{tree.home}': Permission denied" in text
 
 
-async def test_the_agents_process_is_invisible_and_cannot_be_traced(tree: Tree) -> None:
+async def test_the_agents_process_is_invisible_and_cannot_be_traced(
+    tree: Tree, sandbox: str
+) -> None:
     script = (
         "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
         "r = libc.ptrace(16, {pid}, 0, 0); "  # PTRACE_ATTACH
@@ -228,19 +274,25 @@ async def test_the_agents_process_is_invisible_and_cannot_be_traced(tree: Tree) 
     assert "attach -1" in text, text
     status = Path(f"/proc/{tree.pid}/status").read_text()
     assert "TracerPid:\t0\n" in status
-    # Only the sandbox's own processes (its init, the shell, python): nothing of the host.
-    seen = text.split("pids [", 1)[1].split("]", 1)[0]
-    assert len(seen.split(",")) <= 4, seen
+    seen = text.split("pids [", 1)[1].split("]", 1)[0].split(", ")
+    if sandbox == "bwrap":  # only the sandbox's own (its init, the shell, python)
+        assert len(seen) <= 4, seen
+    else:  # LANDLOCK_LIMITS["process list"]: the agent is listed, but not to be signalled
+        assert str(tree.pid) in seen
+        killed = await _bash(tree, f"kill -CONT {tree.pid}; kill -0 {tree.holder}")
+        assert _text(killed).count("Operation not permitted") == 2, _text(killed)
 
 
-async def test_read_only_writes_nowhere_but_reads(tree: Tree) -> None:
+async def test_read_only_writes_nowhere_but_reads(tree: Tree, sandbox: str) -> None:
     result = await _bash(tree, "cat ../outside/target.txt; echo x > in.txt", "read-only")
     assert _text(result).startswith("original\n")
     assert not (tree.ws / "in.txt").exists()
     assert "[sandbox: file access denied under read-only mode]" in _text(result)
 
 
-async def test_an_escalated_call_runs_unconfined_and_only_that_call(tree: Tree) -> None:
+async def test_an_escalated_call_runs_unconfined_and_only_that_call(
+    tree: Tree, sandbox: str
+) -> None:
     """`run` after the loop's approval: the call's requested mode is its mode."""
     tool = BashTool(homes=(tree.home,))
     ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
@@ -276,18 +328,42 @@ def test_malformed_escalations_fail_before_anything_runs(
         BashTool().approval_reason({"command": "true", **args}, ctx)
 
 
-async def test_without_a_backend_confined_commands_are_refused(
+def _path_without_bwrap(tmp_path: Path, names: tuple[str, ...] = ("bash", "sh")) -> str:
+    bin_dir = tmp_path / "no-bwrap"
+    bin_dir.mkdir()
+    for name in names:
+        found = shutil.which(name)
+        assert found is not None
+        (bin_dir / name).symlink_to(found)
+    return str(bin_dir)
+
+
+async def test_without_bubblewrap_landlock_confines_the_command(
     tree: Tree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """bubblewrap removed from PATH: native's refusal, nothing runs; an escalation to
-    danger-full-access still runs (it needs no sandbox), as on native."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for tool in ("bash", "sh"):
-        found = shutil.which(tool)
-        assert found is not None
-        (bin_dir / tool).symlink_to(found)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    """bubblewrap removed from PATH, the default chain: Landlock, where the kernel offers
+    it, runs the command confined (a write inside works, one outside is refused)."""
+    monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path))
+    monkeypatch.delenv(SWITCH, raising=False)
+    backend = find_backend()
+    if abi_version() < MIN_ABI:  # the kernel offers none: native's refusal, tested below
+        assert backend is None
+        return
+    assert backend is not None and backend.kind == "landlock" and backend.abi == abi_version()
+    result = await _bash(tree, f"echo in > in.txt; echo x > {tree.outside}/abs.txt")
+    assert (tree.ws / "in.txt").exists() and _no_new_file(tree), _text(result)
+    assert "[sandbox: file access denied under workspace-write mode]" in _text(result)
+
+
+@pytest.mark.parametrize("switch", ["bwrap", "none"])
+async def test_without_a_backend_confined_commands_are_refused(
+    tree: Tree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, switch: str
+) -> None:
+    """bubblewrap removed from PATH and Landlock switched off (`bwrap` only, or `none`):
+    native's refusal, nothing runs; an escalation to danger-full-access still runs (it
+    needs no sandbox), as on native."""
+    monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path))
+    monkeypatch.setenv(SWITCH, switch)
     assert find_backend() is None
     result = await _bash(tree, "echo x > in.txt")
     assert result.is_error and not (tree.ws / "in.txt").exists()
@@ -311,7 +387,7 @@ def _allow(frame: dict[str, Any]) -> Any:
 
 
 async def test_the_real_agent_runs_bash_unasked_and_asks_only_to_escalate(
-    world: WorldFactory, tree: Tree
+    world: WorldFactory, tree: Tree, sandbox: str
 ) -> None:
     """A real acp-plus (its provider-key stand-in in its exec-time environment): a plain
     call runs unasked in the sandbox and cannot read the agent's environment or write
@@ -356,15 +432,10 @@ async def test_the_real_agent_runs_bash_unasked_and_asks_only_to_escalate(
 async def test_the_real_agent_without_bubblewrap_refuses_as_native_does(
     world: WorldFactory, tree: Tree, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """acp-plus started with a PATH that has no `bwrap`: the plain call fails with native's
-    text and nobody is asked; nothing runs."""
-    bin_dir = tmp_path / "no-bwrap"
-    bin_dir.mkdir()
-    for name in ("bash", "sh", "echo"):
-        found = shutil.which(name)
-        assert found is not None
-        (bin_dir / name).symlink_to(found)
-    monkeypatch.setenv("PATH", str(bin_dir))
+    """acp-plus started with a PATH that has no `bwrap` and Landlock switched off: the
+    plain call fails with native's text and nobody is asked; nothing runs."""
+    monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path, ("bash", "sh", "echo")))
+    monkeypatch.setenv(SWITCH, "bwrap")
     call = {"id": "plain", "name": "bash", "arguments": {"command": "echo in > in.txt"}}
     w = world(llm=[{"tool_calls": [call]}, {"text": "done"}], builtin_tools=True, profile="plus")
     async with raw_agent(w) as agent:
@@ -378,7 +449,7 @@ async def test_the_real_agent_without_bubblewrap_refuses_as_native_does(
 
 
 @pytest.mark.parametrize("ending", ["timeout", "cancel"])
-async def test_a_confined_tree_dies_with_its_call(tree: Tree, ending: str) -> None:
+async def test_a_confined_tree_dies_with_its_call(tree: Tree, sandbox: str, ending: str) -> None:
     """Timed out or cancelled, a sandboxed call leaves no process: not the command, not
     its setsid'd or double-forked jobs, not bubblewrap (found by a marker on the host)."""
     marker = f"9{uuid.uuid4().int % 10**6:06d}"
