@@ -138,6 +138,9 @@ def _no_new_file(t: Tree) -> bool:
 WRITES: dict[str, tuple[str, Callable[[Tree, str], bool]]] = {
     "absolute path": ("echo x > {outside}/abs.txt", lambda t, _: _no_new_file(t)),
     "overwrite by absolute path": ("echo pwned > {outside}/target.txt", lambda t, _: _unchanged(t)),
+    "truncate": ("truncate -s 0 {outside}/target.txt", lambda t, _: _unchanged(t)),
+    "remove": ("rm -f {outside}/target.txt", lambda t, _: _unchanged(t)),
+    "rename out": ("echo x > w.txt && mv w.txt {outside}/mv.txt", lambda t, _: _no_new_file(t)),
     "dot-dot": ("echo x > ../outside/dotdot.txt", lambda t, _: _no_new_file(t)),
     "symlink": ("ln -s {outside} lnk && echo x > lnk/sym.txt", lambda t, _: _no_new_file(t)),
     "hardlink": ("ln {outside}/target.txt hl && echo pwned > hl", lambda t, _: _unchanged(t)),
@@ -185,7 +188,15 @@ async def test_writes_outside_the_workspace_are_contained(
 
 # The control: the same commands unconfined. Those that need no privilege escape, so the
 # checks above do see an escape when there is one.
-UNCONFINED = ["absolute path", "overwrite by absolute path", "dot-dot", "symlink", "python"]
+UNCONFINED = [
+    "absolute path",
+    "overwrite by absolute path",
+    "truncate",
+    "rename out",
+    "dot-dot",
+    "symlink",
+    "python",
+]
 
 
 @pytest.mark.parametrize("name", UNCONFINED)

@@ -61,6 +61,19 @@ def test_the_switch_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
         find_backend()
 
 
+def test_bubblewrap_comes_first_in_the_default_chain(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SWITCH, "bwrap")
+    bwrap = find_backend()
+    monkeypatch.delenv(SWITCH)
+    auto = find_backend()
+    if bwrap is not None:
+        assert auto == bwrap and auto.kind == "bwrap"
+    elif ll.abi_version() >= ll.MIN_ABI:
+        assert auto is not None and auto.kind == "landlock"
+    monkeypatch.setenv(SWITCH, "none")
+    assert find_backend() is None
+
+
 @offered
 def test_the_probe_restricts_a_child_never_this_process(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
