@@ -138,7 +138,11 @@ def _no_new_file(t: Tree) -> bool:
 WRITES: dict[str, tuple[str, Callable[[Tree, str], bool]]] = {
     "absolute path": ("echo x > {outside}/abs.txt", lambda t, _: _no_new_file(t)),
     "overwrite by absolute path": ("echo pwned > {outside}/target.txt", lambda t, _: _unchanged(t)),
-    "truncate": ("truncate -s 0 {outside}/target.txt", lambda t, _: _unchanged(t)),
+    "truncate": (  # truncate(2) by path needs no open for writing: the TRUNCATE right
+        "truncate -s 0 {outside}/target.txt; "
+        "python3 -c \"import os; os.truncate('{outside}/target.txt', 0)\"",
+        lambda t, _: _unchanged(t),
+    ),
     "remove": ("rm -f {outside}/target.txt", lambda t, _: _unchanged(t)),
     "rename out": ("echo x > w.txt && mv w.txt {outside}/mv.txt", lambda t, _: _no_new_file(t)),
     "dot-dot": ("echo x > ../outside/dotdot.txt", lambda t, _: _no_new_file(t)),
