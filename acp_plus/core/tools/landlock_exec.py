@@ -130,7 +130,9 @@ def abi_version() -> int:
     return max(0, int(result))
 
 
-def _add(ruleset: int, path: str, rights: int) -> None:
+def _add(ruleset: int, path: str, rights: int, strict: bool = True) -> None:
+    # Not strict (a read-cover entry): a path the kernel will not take a rule for is
+    # left out, which denies more, never less.
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
@@ -140,10 +142,9 @@ def _add(ruleset: int, path: str, rights: int) -> None:
             rights &= FILE_RIGHTS
         if rights:
             rule = _PathBeneath(rights, fd)
-            _check(
-                _libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),
-                f"landlock_add_rule {path}",
-            )
+            result = _libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0)
+            if strict:
+                _check(result, f"landlock_add_rule {path}")
     finally:
         os.close(fd)
 
@@ -172,7 +173,7 @@ def restrict(abi: int, hidden: list[str], writable: list[str], files: list[str])
     )
     try:
         for path in cover("/", hidden):
-            _add(ruleset, path, READ)
+            _add(ruleset, path, READ, strict=False)
         for root in writable:
             for path in cover(root, hidden):
                 _add(ruleset, path, handled & ~READ)

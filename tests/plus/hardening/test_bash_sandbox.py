@@ -431,7 +431,11 @@ async def test_the_real_agent_runs_bash_unasked_and_asks_only_to_escalate(
     ]
     w = world(llm=[{"tool_calls": calls}, {"text": "done"}], builtin_tools=True, profile="plus")
     async with raw_agent(w) as agent:
-        agent_environ = Path(f"/proc/{agent.process.pid}/environ").read_bytes()
+        for _ in range(500):  # empty until the agent's process has exec'd
+            agent_environ = Path(f"/proc/{agent.process.pid}/environ").read_bytes()
+            if agent_environ:
+                break
+            await asyncio.sleep(0.01)
         assert SECRET.encode() in agent_environ  # the secret is there to be stolen
         session_id, _ = await open_session(agent, w)
         answer, frames = await prompt(agent, session_id, "go", _allow)
