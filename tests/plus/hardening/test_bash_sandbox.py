@@ -28,6 +28,7 @@ import asyncio
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -499,3 +500,28 @@ async def test_a_confined_tree_dies_with_its_call(tree: Tree, sandbox: str, endi
             break
         await asyncio.sleep(0.01)
     assert processes_with(f"3{marker}") == []
+
+
+async def test_an_abstract_socket_of_the_host(tree: Tree, sandbox: str) -> None:
+    """A listener on an abstract unix socket outside the sandbox (the kind a session bus
+    or X server offers). Landlock's ABI 6 scope refuses the connection; bubblewrap's
+    profile shares the network namespace, where abstract sockets live, as native's does:
+    there the connection succeeds (documented, docs/contract-notes.md)."""
+    name = f"acp-sbx-{uuid.uuid4().hex[:12]}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(f"\0{name}")
+    listener.listen(1)
+    try:
+        script = (
+            "import socket; s = socket.socket(socket.AF_UNIX); "
+            f"print('connected', s.connect_ex(chr(0) + '{name}'))"
+        )
+        result = await _bash(tree, RAN + f'python3 -c "{script}"')
+    finally:
+        listener.close()
+    text = _text(result)
+    assert (tree.ws / "ran.txt").exists(), text
+    if sandbox == "landlock" and abi_version() >= 6:
+        assert "connected 1\n" in text, text  # EPERM
+    else:
+        assert "connected 0\n" in text, text
