@@ -91,12 +91,16 @@ def landlock_args(profile: Profile, tmpdir: Path | None) -> list[str]:
     The closest Landlock comes to `bwrap_args`: reads everywhere but the hidden paths,
     writes beneath the workspace and the call's private `tmpdir` (exported as `TMPDIR`;
     `/tmp` itself stays read-only) under `workspace-write`, and to `LANDLOCK_DEVICES`.
+    A hidden path inside the workspace stays reachable (docs/contract-notes.md).
     """
     if profile.mode == "danger-full-access":
         raise ValueError("danger-full-access runs without a sandbox")
     args: list[str] = []
     for path in profile.hidden:
-        args += ["--hide", str(path)]
+        # A home inside the workspace cannot be hidden: a Landlock rule grants a whole
+        # hierarchy, so the workspace root would lose its listing and its writes.
+        if profile.workspace not in path.parents:
+            args += ["--hide", str(path)]
     if profile.mode == "workspace-write":
         args += ["--write", str(profile.workspace)]
         if tmpdir is not None:

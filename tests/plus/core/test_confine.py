@@ -114,3 +114,10 @@ def test_landlock_denials_and_runner_failures_are_recognised() -> None:
     assert runner_failure(1, failure) is None
     assert runner_failure(1, failure, LANDLOCK_PREFIX) == failure.rstrip("\n")
     assert runner_failure(2, failure, LANDLOCK_PREFIX) is None
+
+
+def test_landlock_args_leave_a_home_inside_the_workspace_reachable() -> None:
+    inside, beside = WS / ".home", Path("/tmp/run/home")
+    args = landlock_args(Profile("workspace-write", WS, (inside, beside)), None)
+    assert args[:4] == ["--hide", str(beside), "--write", str(WS)]
+    assert str(inside) not in args

@@ -64,6 +64,8 @@ LANDLOCK_LIMITS = {
     "not an empty directory",
     "/tmp": "/tmp is read-only; the call's private directory is $TMPDIR",
     "unshare -r": "fails writing /proc/self/uid_map (Landlock), not at unshare(2)",
+    "home in workspace": "a home inside the workspace stays reachable: a rule grants a "
+    "whole hierarchy, and the workspace root must stay listable and writable",
 }
 """Where Landlock's answer differs from bubblewrap's, and why (docs/contract-notes.md)."""
 
@@ -525,3 +527,22 @@ async def test_an_abstract_socket_of_the_host(tree: Tree, sandbox: str) -> None:
         assert "connected 1\n" in text, text  # EPERM
     else:
         assert "connected 0\n" in text, text
+
+
+async def test_a_home_inside_the_workspace_stays_hidden(tree: Tree, sandbox: str) -> None:
+    """The agent's home under the workspace: the rest of the workspace stays writable.
+    bubblewrap covers the home; Landlock cannot (a rule grants the whole workspace), so
+    there it stays reachable, as documented (`LANDLOCK_LIMITS`)."""
+    home = tree.ws / ".agent-home"
+    (home / "sessions").mkdir(parents=True)
+    (home / "sessions" / "s.jsonl").write_text(f'{{"key": "{SECRET}"}}\n')
+    tool = BashTool(homes=(home,))
+    ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
+    command = "echo ok > ok.txt; cat .agent-home/sessions/s.jsonl; echo x > .agent-home/new"
+    result = await tool.run({"command": command}, ctx)
+    assert (tree.ws / "ok.txt").exists(), _text(result)
+    if sandbox == "bwrap":
+        assert SECRET not in _text(result)
+        assert sorted(os.listdir(home)) == ["sessions"]
+    else:
+        assert SECRET in _text(result) and (home / "new").exists()
