@@ -529,7 +529,9 @@ async def test_an_abstract_socket_of_the_host(tree: Tree, sandbox: str) -> None:
         assert "connected 0\n" in text, text
 
 
-async def test_a_home_inside_the_workspace_stays_hidden(tree: Tree, sandbox: str) -> None:
+async def test_a_home_inside_the_workspace_leaves_the_workspace_writable(
+    tree: Tree, sandbox: str
+) -> None:
     """The agent's home under the workspace: the rest of the workspace stays writable.
     bubblewrap covers the home; Landlock cannot (a rule grants the whole workspace), so
     there it stays reachable, as documented (`LANDLOCK_LIMITS`)."""
