@@ -3,9 +3,9 @@
 Below `danger-full-access` every command runs under bubblewrap with the standing mode's
 profile (`core/confine.py`), or under Landlock (`landlock_exec.py`, with a private
 `TMPDIR` made for the call and removed after it) where bubblewrap is missing, and nobody
-is asked, as native does. The model may ask for a
-wider mode for one call (`sandbox_permissions` + `justification`); that is the only
-question `bash` puts to the client, and the grant is that call's alone. With no usable
+is asked, as native does. The model may ask for a wider mode for one call
+(`sandbox_permissions` + `justification`); that is the only question `bash` puts to the
+client, and the grant is that call's alone. With no usable
 backend a confined command is refused, never run unconfined (native's answer).
 
 Whatever the mode, the command runs under the supervisor (`procs.py`): no credential in
