@@ -33,15 +33,17 @@ def _counts(statuses: Sequence[str], order: Sequence[str], words: dict[str, str]
 
 
 def target_lines(outcomes: Sequence[Outcome], width: int = WIDTH) -> list[str]:
-    """One line per target: its scenarios, its own snapshot checks, its parity checks
-    (`55 same vs native (55 against a recording)`), and in how many scenarios it is the
-    reference (first target)."""
-    rows = [["target", "scenarios", "snapshot checks", "compared with the reference"]]
+    """One line per target: its scenarios, in how many it is the reference (`ref`: it
+    has no parity check there, being the first target or in a `compare: none`
+    scenario), its own snapshot checks, and its parity checks (`45 same vs native (45
+    recorded)`: the other side's recording stood in)."""
+    rows = [["target", "scenarios", "ref", "snapshots", "compared with the reference"]]
     for target in target_order(outcomes):
         own = [o for o in outcomes if o.target == target and o.kind == "target"]
         pairs = [o for o in outcomes if o.target == target and o.kind == "parity"]
         scenarios = {o.scenario for o in [*own, *pairs]}
         snap = _counts([o.status for o in own], ("pass", "new", "fail", "skip"), {})
+        vs = ""
         if pairs:
             refs = "/".join(sorted({o.reference for o in pairs}))
             statuses = [o.status for o in pairs]
@@ -50,17 +52,16 @@ def target_lines(outcomes: Sequence[Outcome], width: int = WIDTH) -> list[str]:
             # A parity check that compared with a recording carries the note as reason.
             stood_in = sum(1 for o in pairs if o.status in ("pass", "differs") and o.reason)
             if stood_in:
-                vs += f" ({stood_in} against a recording)"
-        else:
-            vs = ""
-        leads = len(scenarios) - len(pairs)  # scenarios where it is the first target
-        if leads:
-            vs = f"reference in {leads}" + (f"; {vs}" if vs else "")
-        rows.append([target, str(len(scenarios)), snap or "-", vs])
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+                vs += f" ({stood_in} recorded)"
+        leads = len(scenarios - {o.scenario for o in pairs})
+        rows.append([target, str(len(scenarios)), str(leads or "-"), snap or "-", vs])
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = []
     for r in rows:
-        line = f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}"
+        line = (
+            f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
+            f"{r[3]:<{widths[3]}}  {r[4]}"
+        )
         lines += fit(line.rstrip(), width)
     return lines
 
