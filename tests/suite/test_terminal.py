@@ -37,6 +37,9 @@ def test_a_green_run_is_short_and_has_no_per_item_lines(project: Project) -> Non
     # A line per target, and where to see the rest.
     assert any(line.startswith("mini-b ") and "3 same vs mini" in line for line in lines)
     assert "more: -v" in done.stdout
+    quiet = project.parity("run", "-q", verbose=False)
+    assert "11 pass, 4 skip" in quiet.stdout and "target  scenarios" not in quiet.stdout
+    assert "target  scenarios" in done.stdout
     verbose = project.parity("run", "-v", verbose=False)
     assert "scenarios/demo/a.yaml::mini PASSED" in verbose.stdout
     assert "demo/a         pass" in verbose.stdout  # the whole table, a row per scenario
