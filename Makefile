@@ -21,17 +21,21 @@ $(SCHEMA): $(STAMP) parity/checks/acp_schema.py
 
 schema: $(SCHEMA)
 
-## make parity: every scenario against every available target, then the summary table.
+## make parity: every scenario against every available target, then the summary.
 ## REQUIRE=native,plus: every check involving them must compare, live or against their
 ## recorded snapshot (neither fails). LIVE=native,plus: they must run live here (a
 ## recording does not stand in; one that cannot run fails its items and parity checks).
+## V=1: a line per item and the whole scenario x target table (`parity run -v`).
 parity: $(STAMP) $(SCHEMA)
-	$(BIN)/parity run $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
+	$(BIN)/parity run $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
 ## make test: unit and integration tests of both packages, plus the parity suite, then
-## the DSH plugin's node tests against the real fake LLM.
+## the DSH plugin's node tests against the real fake LLM. Not -q: under pytest-xdist it
+## hides the "N workers [M items]" line that says collection (some 30 s per worker) is
+## over; count-style progress says how far the run is, and unbuffered output shows
+## it as it happens when make's output goes to a pipe or a CI log.
 test: $(STAMP) $(SCHEMA)
-	$(BIN)/pytest -n $(PYTEST_N) -q
+	PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --no-header -o console_output_style=count
 	node --test tests/adapters/
 
 ## make record: (re)write snapshots for every available target.
@@ -42,10 +46,15 @@ record: $(STAMP) $(SCHEMA)
 peers: $(STAMP)
 	$(BIN)/parity peers install
 
-## make install: put `acp-plus` (and `parity`) on PATH as a pipx tool, from this checkout;
-## no venv bootstrap and no tests. `uv tool install --force .` does the same with uv.
+## make install: put `acp-plus` (and `parity`) on PATH from this checkout, as a pipx
+## tool, else a uv tool, else with pip --user (into ~/.local/bin); no venv bootstrap
+## and no tests.
 install:
-	pipx install --force .
+	@if command -v pipx >/dev/null 2>&1; then pipx install --force .; \
+	elif command -v uv >/dev/null 2>&1; then uv tool install --force .; \
+	else echo "make install: no pipx or uv; installing with pip --user (~/.local/bin)"; \
+	     $(PY) -m pip install --user . && \
+	     $(PY) -m pip install --user --force-reinstall --no-deps . ; fi
 
 lint: $(STAMP)
 	$(BIN)/ruff check parity acp_plus tests bench

@@ -78,8 +78,17 @@ def judge(known: Sequence[Rule], uses: Iterable[Use], partial: str | None) -> Le
     return ledger
 
 
-def ledger_lines(ledger: Ledger, total: int) -> list[str]:
-    """The summary's lines about the known differences (none when there are none)."""
+def ledger_lines(ledger: Ledger, total: int, ids_shown: int | None = None) -> list[str]:
+    """The summary's lines about the known differences (none when there are none).
+
+    `ids_shown`: a list of more ids than that is counted instead (a partial run leaves
+    some 80 not checked; `-v` lists them)."""
+
+    def ids(rules: list[str]) -> str:
+        if ids_shown is None or len(rules) <= ids_shown:
+            return ", ".join(rules)
+        return f"{len(rules)} ids (-v lists them)"
+
     if not total:
         return []
     lines = [
@@ -96,10 +105,10 @@ def ledger_lines(ledger: Ledger, total: int) -> list[str]:
     by_reason: dict[str, list[str]] = {}
     for rule, why in ledger.unchecked:
         by_reason.setdefault(why, []).append(rule.id)
-    for why, ids in by_reason.items():
-        lines.append(f"  not checked ({why}): {', '.join(ids)}")
+    for why, names in by_reason.items():
+        lines.append(f"  not checked ({why}): {ids(names)}")
     if ledger.allowances:
-        allowed = ", ".join(rule.id for rule in ledger.allowances)
+        allowed = ids([rule.id for rule in ledger.allowances])
         lines.append(f"  what ACP allows and no agent here did: {allowed}")
     return lines
 

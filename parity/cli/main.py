@@ -128,7 +128,18 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--require-live", metavar="A,B", help=REQUIRE_LIVE_HELP)
         p.add_argument("-k", dest="keyword", help="pytest -k expression")
         p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
-        p.add_argument("-q", "--quiet", action="store_true", help="one character per item")
+        p.add_argument(
+            "-q",
+            "--quiet",
+            action="store_true",
+            help="less: no progress characters, the summary's counts and failures only",
+        )
+        p.add_argument(
+            "-v",
+            "--verbose",
+            action="store_true",
+            help="more: one line per item, the whole scenario x target table, every id",
+        )
         p.add_argument(
             "--report", metavar="DIR", help="write a static HTML report to DIR (index.html)"
         )

@@ -21,7 +21,13 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
     # pytest's own header (platform, plugin settings) says nothing about the agents and
     # runs past the 120 columns the summary keeps to.
     out += ["--no-header"]
-    out += ["-v"] if not args.quiet else ["-q"]
+    # pytest's own verbosity, as pytest users know it: by default one character per
+    # item (`-q`; pytest's default would print a line per scenario file, 80 of them),
+    # `-v` a line per item and the whole summary table, `-q` (`-qq`) counts only.
+    if getattr(args, "verbose", False):
+        out += ["-v"]
+    else:
+        out += ["-qq"] if args.quiet else ["-q"]
     if args.targets:
         out += ["--targets", args.targets]
     if args.require_targets:

@@ -88,6 +88,7 @@ SYMBOLS = {
     "!": ("! check failed", "!failed"),
     "*": ("* vs a recording", "*recorded"),
     "+": ("+N more categories", "+N more"),
+    "rec": ("rec: not run here, its recording compared", "rec:recording"),
 }
 """The parity part of an abbreviated cell, in legend order: (words, terse words)."""
 
@@ -202,6 +203,10 @@ def cell(
 ) -> str:
     """One table cell: the target's own check, then its parity check if it has one."""
     text = own_label(own, diffs.get(item_key(own)) if own else None, short, used)
+    if own is not None and own.status == "skip" and parity is not None and recorded(parity):
+        # The target did not run here, yet its parity check compared: its recording
+        # stood in. `skip =*` read as "skipped, yet the same as the reference".
+        text = "rec" if short else "recorded"
     if parity is not None:
         sep = " " if short else "; "
         text += sep + parity_label(parity, diffs.get(item_key(parity)), short, used)
@@ -324,6 +329,7 @@ def legend(rows: Sequence[Sequence[str]], used: Iterable[str], width: int = WIDT
     """One line explaining the symbols the abbreviated rows use and the categories they
     name (`used`); `+N` counts further categories (the groups below name them). Terse
     wording when the plain one is wider than `width`."""
+    # No other cell text contains "rec", so it marks the recorded-stand-in label.
     text = " ".join(c for r in rows for c in r[1:])
     order = list(ABBREVIATIONS)
     cats = sorted(

@@ -16,8 +16,10 @@ from parity.report.outcome import Outcome
 from parity.transcript import Transcript
 
 
-def parity_notes(outcomes: Sequence[Outcome]) -> list[str]:
-    """Plain sentences about parity checks that did not run, or ran on a recording."""
+def parity_notes(outcomes: Sequence[Outcome], skips: bool = True) -> list[str]:
+    """Plain sentences about parity checks that did not run, or ran on a recording
+    (without why they did not run unless `skips`: the summary at a glance states every
+    skip reason once, in its own section)."""
     checks = [o for o in outcomes if o.kind == "parity"]
     skipped = Counter(o.reason for o in checks if o.status == "skip")
     recorded = Counter(o.reason for o in checks if o.status in ("pass", "differs") and o.reason)
@@ -25,7 +27,7 @@ def parity_notes(outcomes: Sequence[Outcome]) -> list[str]:
     total = sum(skipped.values())
     ran = len(checks) - total
     lines.append(f"parity checks: {len(checks)} collected, {ran} ran, {total} did not run")
-    for reason, count in sorted(skipped.items()):
+    for reason, count in sorted(skipped.items()) if skips else ():
         lines.append(f"  {count} did not run: {reason}")
     for reason, count in sorted(recorded.items()):
         lines.append(f"  {count} ran against a recording: {reason}")

@@ -281,8 +281,9 @@ class ParityPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """xdist worker: hand what this worker collected to the controller, which collects
         nothing itself but reports unused snapshots. Controller (or a run without
-        workers): judge the project's known differences over the whole session; a stale
-        one fails the session."""
+        workers): find unused snapshots (under CI they fail a whole-suite run) and judge
+        the project's known differences over the whole session; a stale one fails the
+        session."""
         output: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
         if output is not None:
             output["parity_scenarios"] = self.state.scenarios
@@ -291,6 +292,16 @@ class ParityPlugin:
             output["parity_collected"] = self.state.collected.to_output()
             return
         state = self.state
+        if state.outcomes or state.invalid:
+            # Imported here: it imports syrupy, which must not load with the plugin.
+            from parity.suite.snapshots import unused_fail, unused_snapshots
+
+            state.unused = unused_snapshots(
+                state.config.snapshots_dir, state.scenarios, state.whole_suite, state.joinable
+            )
+            state.unused_fail = unused_fail(state.unused, state.whole_suite, self.config.option)
+            if state.unused_fail and session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if not any(o.kind == "parity" for o in state.outcomes):
             return
         try:

@@ -10,13 +10,15 @@ Two things syrupy cannot do for scenario items (parity/ARCHITECTURE.md, "Snapsho
 syrupy"): a scenario item is no test function, so it gets no `snapshot` fixture and
 `check_snapshot` builds the assertion the way that fixture does; and syrupy's
 unused-snapshot detection only knows test functions, so `unused_snapshots` finds unused
-files from the scenarios collected. The parity checks also read snapshots through
+files from the scenarios collected (`unused_fail`: under CI they fail a whole-suite
+run, as syrupy's unused snapshots fail its runs). The parity checks also read snapshots through
 `read_view` when a target cannot run here.
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -173,3 +175,23 @@ def unused_snapshots(
         elif whole_suite:
             unused.append(path)
     return unused
+
+
+def under_ci(env: Mapping[str, str]) -> bool:
+    """`CI` set to anything but empty, 0 or false (CI services set `true`)."""
+    return env.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def unused_fail(unused: list[Path], whole_suite: bool, option: Any) -> bool:
+    """Whether unused snapshot files fail the session: under CI a whole-suite run fails
+    on them, as syrupy fails a run on its unused snapshots. Only a whole-suite run can
+    call a scenario's directory unused, so a partial run lists them and passes; locally
+    they are listed too (a renamed scenario is work in progress). `parity record`
+    deletes them; `--snapshot-warn-unused` (syrupy's flag) keeps them."""
+    return bool(
+        unused
+        and whole_suite
+        and under_ci(os.environ)
+        and not option.update_snapshots
+        and not getattr(option, "warn_unused_snapshots", False)
+    )

@@ -85,6 +85,12 @@ class SessionState:
     """Items deselected (`-k`, `-m`, `--targets`): the run is partial."""
     ledger: Ledger | None = None
     """The verdict on the known differences, made at the session's end."""
+    unused: list[Path] = field(default_factory=list)
+    """Snapshot files no collected scenario target claims (`unused_snapshots`), found at
+    the session's end."""
+    unused_fail: bool = False
+    """They fail this session: a whole-suite run under CI, not recording, not
+    `--snapshot-warn-unused` (syrupy's rule, which fails on unused snapshots)."""
     previous_sigterm: Any = None
     """The SIGTERM handler before the session's own (restored at unconfigure)."""
     _runner: Runner | None = None

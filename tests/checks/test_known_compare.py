@@ -202,3 +202,14 @@ def test_a_side_key_must_be_a_declared_target() -> None:
     findings, _ = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
     assert [f.message for f in findings] == ["side 'plu' is not a known target"]
     assert findings[0].line == 5
+
+
+def test_the_ledger_counts_a_long_id_list_when_asked() -> None:
+    rules = [Rule("x", "r", ["native"], id=f"id-{i}") for i in range(10)]
+    partial = judge(rules, [Use((), ())], "partial run: 1 item(s) deselected")
+    listed = ledger_lines(partial, 10)
+    assert "id-9" in listed[-1]
+    assert ledger_lines(partial, 10, ids_shown=8)[-1] == (
+        "  not checked (partial run: 1 item(s) deselected): 10 ids (-v lists them)"
+    )
+    assert "id-9" in ledger_lines(partial, 10, ids_shown=10)[-1]

@@ -137,9 +137,45 @@ def test_a_built_wheel_installs_the_acp_plus_command(tmp_path: Path) -> None:
     assert ran.stdout == "acp-plus 0.1.0\n"
 
 
-def test_makefile_install_target_is_pipx_force() -> None:
-    makefile = (REPO / "Makefile").read_text()
-    assert "\ninstall:\n\tpipx install --force .\n" in makefile
+@pytest.mark.parametrize(
+    ("tools", "expected"),
+    [
+        (("pipx", "uv"), ["pipx install --force ."]),
+        (("uv",), ["uv tool install --force ."]),
+        (
+            (),
+            [
+                "python -m pip install --user .",
+                "python -m pip install --user --force-reinstall --no-deps .",
+            ],
+        ),
+    ],
+)
+def test_make_install_uses_pipx_else_uv_else_pip_user(
+    tmp_path: Path, tools: tuple[str, ...], expected: list[str]
+) -> None:
+    """`make install` works without pipx: each tool found first is the one called (fake
+    tools on a PATH holding nothing else of the kind record their arguments)."""
+    log = tmp_path / "calls.log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in (*tools, "python"):
+        fake = bin_dir / name
+        fake.write_text(f'#!/bin/sh\necho "{name} $*" >> {log}\n')
+        fake.chmod(0o755)
+    path = os.pathsep.join([str(bin_dir), "/usr/bin", "/bin"])
+    if any(shutil.which(t, path="/usr/bin:/bin") for t in ("pipx", "uv")):
+        pytest.skip("pipx or uv installed system-wide: the fallback order cannot be seen")
+    done = subprocess.run(
+        ["make", "-s", "-C", str(REPO), "install", f"PY={bin_dir / 'python'}"],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert log.read_text().splitlines() == expected
 
 
 # -- 2. the transport keys: defaults and validation ------------------------------------

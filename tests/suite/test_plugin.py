@@ -144,17 +144,17 @@ def test_require_live_refuses_a_recording_in_place_of_a_run(project: Project) ->
 
 def test_markers_and_targets_select_items(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
-    by_marker = project.parity("run", "-q", "--", "-m", "mini-b", "--collect-only")
+    by_marker = project.parity("run", "--", "-m", "mini-b", "--collect-only", verbose=False)
     assert by_marker.returncode == 5  # pytest: no tests collected/selected
     assert "::" not in by_marker.stdout
     project.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
-    listed = project.parity("run", "-q", "--", "-m", "mini-b", "--collect-only")
+    listed = project.parity("run", "--", "-m", "mini-b", "--collect-only", verbose=False)
     ids = [line for line in listed.stdout.splitlines() if "::" in line]
     assert ids == [
         "scenarios/demo/text.yaml::mini-b",
         "scenarios/demo/text.yaml::parity[mini-b~mini]",
     ]
-    only = project.parity("run", "-q", "--targets", "mini", "--", "--collect-only")
+    only = project.parity("run", "--targets", "mini", "--", "--collect-only", verbose=False)
     ids = [line for line in only.stdout.splitlines() if "::" in line]
     assert ids == ["scenarios/demo/text.yaml::mini"]
     assert "2 deselected" in only.stdout

@@ -78,10 +78,19 @@ class Project:
         return path
 
     def parity(
-        self, *args: str, ci: bool = False, timeout: float = 120, **env: str
+        self,
+        *args: str,
+        ci: bool = False,
+        timeout: float = 120,
+        verbose: bool = True,
+        **env: str,
     ) -> subprocess.CompletedProcess[str]:
         """Run the `parity` CLI in the project (`ci`: with CI=true; `env`: extra or
-        replaced variables, e.g. PATH)."""
+        replaced variables, e.g. PATH). `run` and `record` get `-v` unless `verbose` is
+        False or `-q` is given: most tests read the per-item lines (`::mini PASSED`),
+        which the default output leaves out."""
+        if verbose and args and args[0] in ("run", "record") and "-q" not in args:
+            args = (args[0], "-v", *args[1:])
         return subprocess.run(
             [sys.executable, "-m", "parity.cli", *args],
             cwd=self.root,
