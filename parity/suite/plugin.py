@@ -45,63 +45,14 @@ from parity.driver.stale import owned_name, remove_stale
 from parity.report.outcome import Outcome
 from parity.suite.collect import ScenarioFile, is_scenario
 from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
-from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP, STATE, SessionState
+from parity.suite.options import add_options
+from parity.suite.state import STATE, SessionState
 from parity.suite.summary import write_summary
 from parity.targets.spec import TargetConfigError
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("parity", "ACP parity scenarios")
-    group.addoption(
-        "--targets",
-        default=None,
-        help=(
-            "comma-separated targets whose items run; the others are deselected. "
-            "+NAME adds target NAME to every scenario whose reference target is of its "
-            "family (e.g. --targets +my-agent runs the shipped suite against my-agent)"
-        ),
-    )
-    group.addoption(
-        "--require-targets",
-        default="",
-        help=REQUIRE_TARGETS_HELP,
-    )
-    group.addoption(
-        "--require-live",
-        default="",
-        help=REQUIRE_LIVE_HELP,
-    )
-    group.addoption(
-        "--parity-root",
-        default=None,
-        help="project root holding parity.toml (default: found from the invocation dir)",
-    )
-    group.addoption(
-        "--parity-report",
-        default=None,
-        metavar="DIR",
-        help="write a static HTML report (index.html, one page per scenario) to DIR",
-    )
-    group.addoption(
-        "--parity-pending",
-        default=None,
-        metavar="DIR",
-        help="write the new snapshot of every drifted or missing clean run to "
-        "DIR/<scenario>/<target>.yaml, for `parity review --from DIR` (default with "
-        "--parity-report: its pending/ folder)",
-    )
-    group.addoption(
-        "--parity-junit",
-        default=None,
-        metavar="FILE",
-        help="write JUnit XML to FILE: one testcase per scenario item (see docs/reports.md)",
-    )
-    group.addoption(
-        "--parity-json",
-        default=None,
-        metavar="FILE",
-        help="write the session's summary data as JSON to FILE (see docs/reports.md)",
-    )
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
