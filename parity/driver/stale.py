@@ -6,6 +6,11 @@ carries its owner's pid in its name (`owned_name`), so the next harness can tell
 directory whose owner is dead (removed) from one a live harness is still using (kept,
 whichever user or worker it belongs to). A pid reused by an unrelated process keeps a
 stale directory one more time: the safe way to be wrong.
+
+A pid means something only in its pid namespace: two harnesses in two containers (or a
+CI job under `unshare --pid`) sharing one /tmp see each other's owners as dead. So the
+name also carries the owner's pid namespace (`n<inode>` of /proc/self/ns/pid), and a
+directory of another namespace is never judged, never removed.
 """
 
 from __future__ import annotations
@@ -16,12 +21,23 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-_OWNED = re.compile(r"^parity-p(\d+)-")
+_OWNED = re.compile(r"^parity-p(\d+)(?:n(\d+))?-")
 
 
-def owned_name(stem: str, pid: int | None = None) -> str:
-    """`parity-p<pid>-<stem>`: a name that says which process owns the directory."""
-    return f"parity-p{os.getpid() if pid is None else pid}-{stem}"
+def pid_namespace() -> int | None:
+    """This process's pid namespace (the inode of /proc/self/ns/pid); None off Linux."""
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return None
+
+
+def owned_name(stem: str, pid: int | None = None, ns: int | None = None) -> str:
+    """`parity-p<pid>n<namespace>-<stem>`: a name that says which process owns the
+    directory (`ns` defaults to this process's pid namespace)."""
+    ns = pid_namespace() if ns is None else ns
+    mark = f"n{ns}" if ns is not None else ""
+    return f"parity-p{os.getpid() if pid is None else pid}{mark}-{stem}"
 
 
 def owner(name: str) -> int | None:
@@ -30,9 +46,20 @@ def owner(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def stale(names: Iterable[str], alive: Callable[[int], bool]) -> list[str]:
-    """The names whose owner is not alive (names without an owner are not ours)."""
-    return sorted(n for n in names if (pid := owner(n)) is not None and not alive(pid))
+def namespace(name: str) -> int | None:
+    """The owner's pid namespace encoded in a name; None for names without one."""
+    match = _OWNED.match(name)
+    return int(match.group(2)) if match and match.group(2) else None
+
+
+def stale(names: Iterable[str], alive: Callable[[int], bool], ns: int | None = None) -> list[str]:
+    """The names whose owner is not alive (names without an owner are not ours, nor
+    are names of another pid namespace than `ns`, whose pids we cannot see)."""
+    return sorted(
+        n
+        for n in names
+        if (pid := owner(n)) is not None and namespace(n) in (None, ns) and not alive(pid)
+    )
 
 
 def pid_alive(pid: int) -> bool:
@@ -56,7 +83,7 @@ def remove_stale(parent: Path, alive: Callable[[int], bool] = pid_alive) -> list
         names = [e.name for e in os.scandir(parent) if e.is_dir(follow_symlinks=False)]
     except OSError:
         return []
-    gone = [parent / name for name in stale(names, alive)]
+    gone = [parent / name for name in stale(names, alive, pid_namespace())]
     for path in gone:
         shutil.rmtree(path, ignore_errors=True)
     return gone

@@ -28,8 +28,9 @@ def dead_pid() -> int:
 
 
 def test_owner_is_read_from_the_name() -> None:
-    assert owned_name("test-abc", pid=42) == "parity-p42-test-abc"
-    assert owner("parity-p42-test-abc") == 42
+    assert owned_name("test-abc", pid=42, ns=7) == "parity-p42n7-test-abc"
+    assert owner("parity-p42n7-test-abc") == 42
+    assert owner("parity-p42-test-abc") == 42  # written before namespaces were named
     assert owner("parity-test-abc") is None  # not owner-encoded: never ours to remove
     assert owner("pytest-of-root") is None
 
@@ -37,6 +38,13 @@ def test_owner_is_read_from_the_name() -> None:
 def test_only_dead_owners_are_stale() -> None:
     names = ["parity-p1-a", "parity-p2-b", "parity-x-c", "other"]
     assert stale(names, alive=lambda pid: pid == 1) == ["parity-p2-b"]
+
+
+def test_another_pid_namespaces_directories_are_never_judged() -> None:
+    """A harness in another container (or under `unshare --pid`) sharing /tmp: its
+    pids are not ours to look up, so its directories stay whatever our pids say."""
+    names = ["parity-p5n1-ours", "parity-p5n2-theirs", "parity-p6-old"]
+    assert stale(names, alive=lambda pid: False, ns=1) == ["parity-p5n1-ours", "parity-p6-old"]
 
 
 def test_pid_alive() -> None:
