@@ -143,11 +143,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     paths = write_findings(findings, out_dir, targets, args.seed)
     engine = progress.elapsed - progress.agent_seconds
+    ended = "the budget ended it" if progress.over_budget else "Hypothesis finished"
     print(
         f"parity explore {','.join(targets)}: {progress.tried} examples tried, {progress.ran} "
-        f"run, {progress.over_budget} over budget, in {progress.elapsed:.0f} s "
-        f"(agents {progress.agent_seconds:.0f} s, engine {engine:.0f} s); "
-        f"{len(findings)} finding(s)"
+        f"run, in {progress.elapsed:.0f} s ({ended}; agents {progress.agent_seconds:.0f} s, "
+        f"engine {engine:.0f} s); {len(findings)} finding(s)"
     )
     for finding, path in zip(findings, paths, strict=True):
         again = {True: "reproduced", False: "not reproduced (flaky?)", None: "not rechecked"}

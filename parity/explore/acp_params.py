@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 MAX_DEPTH = 3
 EXCLUDED = frozenset({"session/prompt"})
@@ -73,6 +74,8 @@ def value(
         return st.just(node["const"])
     if "enum" in node:
         return st.sampled_from(list(node["enum"]))
+    if "properties" in node:  # an object, whatever variants it also lists
+        return _typed("object", node, defs, sessions, depth)
     for key in ("oneOf", "anyOf"):
         if key in node:
             return st.one_of([value(v, defs, sessions, depth) for v in node[key]])
@@ -110,8 +113,16 @@ def params(
 ) -> dict[str, Any]:
     """An object with every required property and some of the optional ones (`_meta`
     left out: agents must not read it, so it explores nothing)."""
-    props: dict[str, Any] = _resolve(node, defs).get("properties", {})
-    required = set(_resolve(node, defs).get("required", []))
+    node = _resolve(node, defs)
+    props: dict[str, Any] = dict(node.get("properties", {}))
+    required = set(node.get("required", []))
+    # An object whose variants add properties (`session/set_config_option`'s value):
+    # one variant's properties and requirements join the object's own.
+    variants = node.get("anyOf", node.get("oneOf", []))
+    if variants and props:
+        variant = _resolve(draw(st.sampled_from(variants)), defs)
+        props.update(variant.get("properties", {}))
+        required |= set(variant.get("required", []))
     out: dict[str, Any] = {}
     for key, schema in props.items():
         if key == "_meta" or (key not in required and not draw(st.booleans())):
@@ -171,6 +182,17 @@ def invalid(
     return draw(st.sampled_from([[], "params", 7, None]))
 
 
+_VALIDATORS: dict[str, Draft202012Validator] = {}
+
+
+def conforms(method: str, node: dict[str, Any], defs: dict[str, Any], params: Any) -> bool:
+    """Whether the ACP schema accepts `params` for `method`: the generators above are
+    best effort, so what is labelled valid or invalid is checked against the schema."""
+    if method not in _VALIDATORS:
+        _VALIDATORS[method] = Draft202012Validator({"$defs": defs, **node})
+    return bool(_VALIDATORS[method].is_valid(params))
+
+
 @st.composite
 def raw_request(
     draw: st.DrawFn,
@@ -185,7 +207,9 @@ def raw_request(
     node = definitions[method]
     kind = draw(st.sampled_from(("valid", "boundary", "invalid")))
     if kind == "valid":
-        return method, kind, draw(params(node, defs, sessions))
+        valid = params(node, defs, sessions).filter(lambda p: conforms(method, node, defs, p))
+        return method, kind, draw(valid)
     if kind == "boundary":
         return method, kind, draw(boundary(node, defs, sessions))
-    return method, kind, draw(invalid(node, defs, sessions))
+    wrong = invalid(node, defs, sessions).filter(lambda p: not conforms(method, node, defs, p))
+    return method, kind, draw(wrong)

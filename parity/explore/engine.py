@@ -9,10 +9,11 @@ database=DirectoryBasedExampleDatabase(...))` and `@seed`. Two things adapt it:
 - Findings are grouped by `Signature`: each one raises an exception class of its own,
   and Hypothesis tells failures apart by exception type, so it shrinks one minimal
   example per category and path shape (not one per failing example).
-- A time budget. Outcomes are memoized by the scenario's text; once the budget is spent,
-  an example not seen before is not run and passes. Shrinking then stops improving, and
-  Hypothesis's final replay of each minimal example is answered from the memo, so a
-  finding is never lost (nor reported flaky) because time ran out.
+- A time budget. Once it is spent, the next example not run before stops Hypothesis
+  with `_OutOfTime` (a `BaseException`, which Hypothesis lets through rather than
+  counting it as a failure), shrinking included; each finding keeps the smallest example
+  seen so far. Outcomes are memoized by the scenario's text, so the examples Hypothesis
+  replays (its final report of each minimal example) cost nothing.
 
 The example database under `.cache/explore/<A>~<B>/` holds every failing example, so the
 next run of the same pair replays the known findings first. Logic around the runner;
@@ -68,6 +69,7 @@ class Progress:
     ran: int = 0
     """Examples run on both targets (the rest came from the memo or were over budget)."""
     over_budget: int = 0
+    """1 when the budget ended the run before Hypothesis did."""
     findings: set[Signature] = field(default_factory=set)
     agent_seconds: float = 0.0
     """Time inside the runs (agents, driver, fake LLM); the rest is the engine's."""
@@ -79,6 +81,19 @@ class Progress:
     @property
     def time_left(self) -> float:
         return max(0.0, self.budget - self.elapsed)
+
+
+class _OutOfTime(BaseException):
+    """The budget is spent: ends the Hypothesis run (see the module docstring)."""
+
+
+class _Stopped(BaseException):
+    """SIGTERM (`SystemExit`, parity.cli.main) during an example. Hypothesis counts a
+    SystemExit as a failure and would go on shrinking it; this passes through instead,
+    and `explore` raises the SystemExit again."""
+
+    def __init__(self, code: object) -> None:
+        self.code = code
 
 
 class _Found(Exception):
@@ -153,8 +168,11 @@ class Explorer:
             return self._memo[key]
         if self.progress.time_left <= 0:
             self.progress.over_budget += 1
-            return Judged(None, "")
-        judged = self.judge(scenario)
+            raise _OutOfTime
+        try:
+            judged = self.judge(scenario)
+        except SystemExit as exc:
+            raise _Stopped(exc.code) from None
         self.progress.ran += 1
         self._memo[key] = judged
         return judged
@@ -165,8 +183,11 @@ class Explorer:
         judged = self._memoized(scenario)
         if judged.signature is not None:
             self.progress.findings.add(judged.signature)
-            # Hypothesis replays each minimal example last, so the latest is the minimal.
-            self._latest[judged.signature] = Finding(judged.signature, scenario, judged.report)
+            # Hypothesis replays each minimal example last; a run stopped by the budget
+            # keeps the shortest example seen, a stand-in for Hypothesis's own order.
+            known = self._latest.get(judged.signature)
+            if known is None or len(to_yaml(scenario)) <= len(to_yaml(known.scenario)):
+                self._latest[judged.signature] = Finding(judged.signature, scenario, judged.report)
         self.on_progress(self.progress)
         if judged.signature is not None:
             raise _exception_for(judged.signature)(str(judged.signature))
@@ -193,8 +214,11 @@ class Explorer:
             test = hypothesis_seed(self.options.seed)(test)
         # Hypothesis ends by raising the findings (one exception, or a group of them):
         # they are already in `_latest`, with the minimal example of each.
-        with contextlib.suppress(Exception):
-            test()
+        try:
+            with contextlib.suppress(Exception, _OutOfTime):
+                test()
+        except _Stopped as stop:
+            raise SystemExit(stop.code) from None
         out = []
         for sig in sorted(self._latest, key=lambda s: (s.category, s.shape)):
             finding = self._latest[sig]

@@ -7,7 +7,10 @@ methods, and raw requests or notifications from the ACP schema. The script (`llm
 the permission answers (`client.permission`, a list answered in request order) are
 built alongside the steps, so every cancel's trigger names what its turn really does and
 every held answer belongs to a prompt that is cancelled while the request is pending
-(an answer held for a prompt that cannot end would only time out). Pure.
+(an answer held for a prompt that cannot end would only time out). Answers given at once
+and held answers go to two different asking tools (`by_tool`): a turn the agent refuses
+(a prompt with invalid content) shifts a list of answers by one, and a held answer must
+never become one sent at once, racing the cancel. Pure.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from parity.explore.vocabulary import (
 
 TURNS = ("plain", "plain", "ask", "cancel-stream", "cancel-tool", "cancel-permission")
 ACTIONS = (*TURNS, "session", "raw", "notify")
-TIMEOUTS = {"response": 10, "run": 60}
-"""Below the defaults: a generated run that hangs costs ten seconds, not fifteen."""
+TIMEOUTS = {"response": 6, "run": 60}
+"""Below the defaults: a generated run that hangs (a cancel whose trigger counted model
+requests an agent did not make) costs six seconds, not fifteen."""
 HEADER = "# yaml-language-server: $schema=../../parity/schema/scenario.schema.json\n"
 
 
@@ -40,7 +44,8 @@ class Draft:
     sessions: tuple[str, ...]
     steps: list[dict[str, Any]] = field(default_factory=list)
     llm: list[dict[str, Any]] = field(default_factory=list)
-    permissions: list[Any] = field(default_factory=list)
+    permissions: dict[str, list[Any]] = field(default_factory=dict)
+    """Tool -> its answers in request order (`client.permission.by_tool`)."""
     prompts: int = 0
     calls: int = 0
     hanging_calls: int = 0
@@ -64,24 +69,26 @@ def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None)
     return name
 
 
-def _asking_call(draft: Draft, draw: st.DrawFn) -> dict[str, Any]:
+def _asking_call(draft: Draft, draw: st.DrawFn, tool: str, answer: Any) -> dict[str, Any]:
     text = draw(model_side.sentence())
-    call = {"id": f"call-{draft.call_id()}", "name": model_side.ASKING, "arguments": {"text": text}}
+    call = {"id": f"call-{draft.call_id()}", "name": tool, "arguments": {"text": text}}
+    draft.permissions.setdefault(tool, []).append(answer)
     return {"tool_calls": [call]}
 
 
 def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
     if kind == "plain":
-        for _ in range(draw(st.integers(0, 2))):
+        # Mostly one call round: most of what differs between agents is in tool calls.
+        for _ in range(draw(st.sampled_from((1, 0, 2)))):
             entry = draw(model_side.calling_entry(draft.calls + 1))
             draft.calls += len(entry["tool_calls"])
             draft.llm.append(entry)
         draft.llm.append(draw(model_side.closing_entry()))
         _prompt(draft, draw)
     elif kind == "ask":
-        draft.llm.append(_asking_call(draft, draw))
+        answer = draw(client_side.immediate_answer())
+        draft.llm.append(_asking_call(draft, draw, model_side.ASKING, answer))
         draft.llm.append(draw(model_side.closing_entry()))
-        draft.permissions.append(draw(client_side.immediate_answer()))
         _prompt(draft, draw)
     elif kind == "cancel-stream":
         draft.llm.append(model_side.hanging_entry())
@@ -93,9 +100,10 @@ def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
         trigger = {"tool_call": model_side.HANGING, "count": draft.hanging_calls}
         _prompt(draft, draw, cancel=trigger)
     else:  # cancel-permission: cancelled while the permission request is pending
-        draft.llm.append(_asking_call(draft, draw))
-        name = _prompt(draft, draw, cancel={"agent_request": "session/request_permission"})
-        draft.permissions.append(draw(client_side.held_answer(name)))
+        name = f"p{draft.prompts + 1}"  # the prompt made next
+        answer = draw(client_side.held_answer(name))
+        draft.llm.append(_asking_call(draft, draw, model_side.CONFIRMING, answer))
+        _prompt(draft, draw, cancel={"agent_request": "session/request_permission"})
 
 
 def _raw(draft: Draft, draw: st.DrawFn, kind: str) -> None:
@@ -133,8 +141,8 @@ def scenarios(draw: st.DrawFn, targets: tuple[str, str]) -> dict[str, Any]:
     if draft.llm:
         out["llm"] = draft.llm
     if draft.permissions:
-        answers = draft.permissions
-        out["client"] = {"permission": answers[0] if len(answers) == 1 else answers}
+        by_tool = {t: a[0] if len(a) == 1 else a for t, a in draft.permissions.items()}
+        out["client"] = {"permission": {"by_tool": by_tool, "default": "cancelled"}}
     out["steps"] = draft.steps
     out["timeouts"] = dict(TIMEOUTS)
     return out

@@ -21,6 +21,9 @@ ECHO = "echo"
 """A fixture tool answering at once, without approval."""
 ASKING = "write_note"
 """A fixture tool declared `approval: ask`: the agent must get a permission first."""
+CONFIRMING = "confirm_note"
+"""Asks first too; called only by turns cancelled while its permission is pending, so the
+answers held for them never race an answer given at once (`client.permission.by_tool`)."""
 HANGING = "wait_forever"
 """A fixture tool that never answers: only a cancel ends its call."""
 
@@ -45,6 +48,13 @@ def tools() -> list[dict[str, Any]]:
             "description": "Write a note (asks first).",
             "parameters": params,
             "result": "note written",
+            "approval": "ask",
+        },
+        {
+            "name": CONFIRMING,
+            "description": "Confirm a note (asks first).",
+            "parameters": params,
+            "result": "note confirmed",
             "approval": "ask",
         },
         {"name": HANGING, "description": "Never returns.", "hang": True},
@@ -78,11 +88,14 @@ def tool_name() -> st.SearchStrategy[str]:
     )
 
 
+ODD_NUMBERS = st.sampled_from([1.0, -0.0, 0.1, 1e-7, 1.5e300, 2**53 + 1, -(2**63), 10**22])
+"""Numbers JSON carries that languages read differently: integral floats, negative zero,
+integers beyond 2**53 (a JavaScript double loses them), tiny and huge exponents."""
 JSON_SCALARS = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-(2**63), 2**63),
-    st.sampled_from([0.0, -0.0, 1.0, 1e-7, 1.5e300, 0.1]),
+    ODD_NUMBERS,
     st.text(max_size=8),
 )
 
@@ -99,6 +112,7 @@ def arguments_object() -> st.SearchStrategy[dict[str, Any]]:
     return st.one_of(
         st.just({}),
         st.fixed_dictionaries({"text": sentence()}),
+        st.fixed_dictionaries({"n": ODD_NUMBERS}),
         st.dictionaries(st.sampled_from(["text", "n", "ü", "a b"]), value, max_size=3),
     )
 
@@ -123,7 +137,10 @@ def arguments_text() -> st.SearchStrategy[str]:
             ]
         ),
     )
-    not_json = st.sampled_from(["", "{", "{text: a}", "not json", '{"text": "a"'])
+    # Not JSON, though some parsers take it: Python's reads NaN and Infinity.
+    not_json = st.sampled_from(
+        ["", "{", "{text: a}", "not json", '{"text": "a"', '{"n": NaN}', '{"n": -Infinity}', "NaN"]
+    )
     return st.one_of(odd_json, not_json)
 
 
