@@ -201,6 +201,11 @@ class Explorer:
             else None
         )
         test = given(scenarios(self.options.targets))(self._example)
+        if self.options.seed is not None:
+            # `@seed` turns the database off (a seeded run is meant to reproduce); the
+            # settings applied after it turn it back on, so a seeded exploration still
+            # starts from the known findings. `--no-database` gives the pure seeded run.
+            test = hypothesis_seed(self.options.seed)(test)
         test = settings(
             max_examples=self.options.max_examples,
             deadline=None,
@@ -210,8 +215,6 @@ class Explorer:
             report_multiple_bugs=True,
             print_blob=False,
         )(test)
-        if self.options.seed is not None:
-            test = hypothesis_seed(self.options.seed)(test)
         # Hypothesis ends by raising the findings (one exception, or a group of them):
         # they are already in `_latest`, with the minimal example of each.
         try:
