@@ -36,7 +36,13 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from parity.checks.diff import compare
 from parity.config import Config
-from parity.explore.findings import HARNESS_ERROR, Finding, Signature, signature
+from parity.explore.findings import (
+    HARNESS_ERROR,
+    Finding,
+    Signature,
+    is_addition,
+    signature,
+)
 from parity.explore.generate import scenarios, to_yaml
 from parity.scenario.load import build_scenario
 from parity.scenario.model import Rule
@@ -160,7 +166,13 @@ class Explorer:
             )
         except Exception as exc:  # a harness failure is a finding of its own kind
             return Judged(Signature(HARNESS_ERROR, type(exc).__name__), traceback.format_exc())
-        return Judged(signature(report, self.options.additive), report.render())
+        if self.options.additive:
+            # The written report shows what is a finding, not the increments' additions.
+            added = [d for d in report.differences if is_addition(d)]
+            report.differences = [d for d in report.differences if not is_addition(d)]
+            text = report.render() + f"\n  ({len(added)} addition(s) of {other} not shown)"
+            return Judged(signature(report), text)
+        return Judged(signature(report), report.render())
 
     def _memoized(self, scenario: dict[str, Any]) -> Judged:
         key = to_yaml(scenario)
@@ -192,22 +204,21 @@ class Explorer:
         if judged.signature is not None:
             raise _exception_for(judged.signature)(str(judged.signature))
 
-    def explore(self) -> list[Finding]:
-        """Generate, run, shrink; then run each minimal example once more, fresh, to say
-        whether it reproduces. Findings in the order of their signatures."""
+    def _round(self, seed: int | None, max_examples: int) -> None:
+        """One Hypothesis run: generate, shrink, replay the database first."""
         database = (
             DirectoryBasedExampleDatabase(self.options.database_dir)
             if self.options.database_dir is not None
             else None
         )
         test = given(scenarios(self.options.targets))(self._example)
-        if self.options.seed is not None:
+        if seed is not None:
             # `@seed` turns the database off (a seeded run is meant to reproduce); the
             # settings applied after it turn it back on, so a seeded exploration still
             # starts from the known findings. `--no-database` gives the pure seeded run.
-            test = hypothesis_seed(self.options.seed)(test)
+            test = hypothesis_seed(seed)(test)
         test = settings(
-            max_examples=self.options.max_examples,
+            max_examples=max_examples,
             deadline=None,
             database=database,
             verbosity=Verbosity.quiet,
@@ -222,6 +233,25 @@ class Explorer:
                 test()
         except _Stopped as stop:
             raise SystemExit(stop.code) from None
+
+    def explore(self) -> list[Finding]:
+        """Generate, run, shrink; then run each minimal example once more, fresh, to say
+        whether it reproduces. Findings in the order of their signatures.
+
+        Hypothesis stops generating soon after its first failure, to shrink it: with
+        budget and examples left, another round starts (the next seed), until either
+        is spent. Examples a round repeats come from the memo, at no cost."""
+        rounds = 0
+        while True:
+            seed = None if self.options.seed is None else self.options.seed + rounds
+            tried = self.progress.tried
+            self._round(seed, self.options.max_examples - self.progress.tried)
+            rounds += 1
+            spent = self.progress.time_left <= 0
+            if spent or self.progress.tried >= self.options.max_examples:
+                break
+            if self.progress.tried == tried:  # nothing left to draw
+                break
         out = []
         for sig in sorted(self._latest, key=lambda s: (s.category, s.shape)):
             finding = self._latest[sig]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from parity.checks.diff import ParityReport
-from parity.checks.differences import ABSENT
+from parity.checks.differences import ABSENT, Difference
 from parity.explore.generate import to_yaml
 
 HARNESS_ERROR = "harness error"
@@ -53,10 +53,28 @@ def signature(report: ParityReport, additive: bool = False) -> Signature | None:
     what only the other side has (an extra update, a field the reference lacks) is what
     the increments add, not a finding; anything the reference has must stay the same."""
     for difference in report.differences:
-        if additive and difference.ref is ABSENT:
+        if additive and is_addition(difference):
             continue
         return Signature(difference.category, shape(difference.path))
     return None
+
+
+METHOD_NOT_FOUND = -32601
+
+
+def is_addition(difference: Difference) -> bool:
+    """What a target that only adds to the reference may differ by: a value the reference
+    lacks; a method the reference does not have (its -32601) that the other serves; and
+    a count of the updates before an agent request (`after_updates`) grown by the
+    updates it added."""
+    if difference.ref is ABSENT:
+        return True
+    ref = difference.ref
+    error = ref.get("error", ref) if isinstance(ref, dict) else None
+    if isinstance(error, dict) and error.get("code") == METHOD_NOT_FOUND:
+        return True
+    grown = isinstance(ref, int) and isinstance(difference.other, int) and difference.other > ref
+    return difference.path.endswith(".after_updates") and grown
 
 
 @dataclass(frozen=True)

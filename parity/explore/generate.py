@@ -7,10 +7,11 @@ methods, and raw requests or notifications from the ACP schema. The script (`llm
 the permission answers (`client.permission`, a list answered in request order) are
 built alongside the steps, so every cancel's trigger names what its turn really does and
 every held answer belongs to a prompt that is cancelled while the request is pending
-(an answer held for a prompt that cannot end would only time out). Answers given at once
-and held answers go to two different asking tools (`by_tool`): a turn the agent refuses
-(a prompt with invalid content) shifts a list of answers by one, and a held answer must
-never become one sent at once, racing the cancel. Pure.
+(an answer held for a prompt that cannot end would only time out). The answers are one
+list in the order the turns ask, not `by_tool`: native 0.1.0-rc.8 asks before its
+`tool_call` update and names only the call id, so no answer by tool matches it. The cost:
+a turn the agent refuses (a prompt with invalid content) shifts the list by one, and an
+answer meant to be held can then be sent at once, racing the cancel. Pure.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ class Draft:
     sessions: tuple[str, ...]
     steps: list[dict[str, Any]] = field(default_factory=list)
     llm: list[dict[str, Any]] = field(default_factory=list)
-    permissions: dict[str, list[Any]] = field(default_factory=dict)
-    """Tool -> its answers in request order (`client.permission.by_tool`)."""
+    permissions: list[Any] = field(default_factory=list)
+    """The permission answers, in the order the turns ask."""
     prompts: int = 0
     calls: int = 0
     hanging_calls: int = 0
@@ -72,7 +73,7 @@ def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None)
 def _asking_call(draft: Draft, draw: st.DrawFn, tool: str, answer: Any) -> dict[str, Any]:
     text = draw(model_side.sentence())
     call = {"id": f"call-{draft.call_id()}", "name": tool, "arguments": {"text": text}}
-    draft.permissions.setdefault(tool, []).append(answer)
+    draft.permissions.append(answer)
     return {"tool_calls": [call]}
 
 
@@ -141,8 +142,8 @@ def scenarios(draw: st.DrawFn, targets: tuple[str, str]) -> dict[str, Any]:
     if draft.llm:
         out["llm"] = draft.llm
     if draft.permissions:
-        by_tool = {t: a[0] if len(a) == 1 else a for t, a in draft.permissions.items()}
-        out["client"] = {"permission": {"by_tool": by_tool, "default": "cancelled"}}
+        answers = draft.permissions
+        out["client"] = {"permission": answers[0] if len(answers) == 1 else answers}
     out["steps"] = draft.steps
     out["timeouts"] = dict(TIMEOUTS)
     return out

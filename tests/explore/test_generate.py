@@ -80,10 +80,9 @@ def test_generation_reaches_every_trigger_answer_finish_and_content_type() -> No
                     seen.add("status" if "status" in node["error"] else "error")
                 if "request" in node and isinstance(node["request"], dict):
                     seen.add("raw")
-            by_tool = scenario.get("client", {}).get("permission", {}).get("by_tool", {})
-            for answers in by_tool.values():
-                for answer in answers if isinstance(answers, list) else [answers]:
-                    seen.add("answer:" + (answer if isinstance(answer, str) else "late"))
+            answers = scenario.get("client", {}).get("permission", [])
+            for answer in answers if isinstance(answers, list) else [answers]:
+                seen.add("answer:" + (answer if isinstance(answer, str) else "late"))
 
     collect()
     expected = {
