@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -204,7 +204,7 @@ class Explorer:
         if judged.signature is not None:
             raise _exception_for(judged.signature)(str(judged.signature))
 
-    def _round(self, seed: int | None, max_examples: int) -> None:
+    def _round(self, seed: int | None, max_examples: int, replay: bool) -> None:
         """One Hypothesis run: generate, shrink, replay the database first."""
         database = (
             DirectoryBasedExampleDatabase(self.options.database_dir)
@@ -225,6 +225,9 @@ class Explorer:
             suppress_health_check=list(HealthCheck),
             report_multiple_bugs=True,
             print_blob=False,
+            # Later rounds do not replay the database: Hypothesis goes straight to
+            # shrinking when a replay fails, and would never generate anything new.
+            phases=list(Phase) if replay else [p for p in Phase if p is not Phase.reuse],
         )(test)
         # Hypothesis ends by raising the findings (one exception, or a group of them):
         # they are already in `_latest`, with the minimal example of each.
@@ -244,13 +247,13 @@ class Explorer:
         rounds = 0
         while True:
             seed = None if self.options.seed is None else self.options.seed + rounds
-            tried = self.progress.tried
-            self._round(seed, self.options.max_examples - self.progress.tried)
+            ran = self.progress.ran
+            self._round(seed, self.options.max_examples - self.progress.tried, rounds == 0)
             rounds += 1
             spent = self.progress.time_left <= 0
             if spent or self.progress.tried >= self.options.max_examples:
                 break
-            if self.progress.tried == tried:  # nothing left to draw
+            if self.progress.ran == ran:  # the round drew nothing new
                 break
         out = []
         for sig in sorted(self._latest, key=lambda s: (s.category, s.shape)):
