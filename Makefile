@@ -7,7 +7,7 @@ SCHEMA  := .cache/acp-schema/schema.json
 PYTEST_N ?= auto
 REQUIRE ?=
 
-.PHONY: parity test record lint peers schema bench clean install
+.PHONY: parity test record lint peers schema bench clean install explore
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -37,6 +37,13 @@ parity: $(STAMP) $(SCHEMA)
 test: $(STAMP) $(SCHEMA)
 	PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --no-header -o console_output_style=count
 	node --test tests/adapters/
+
+## make explore: `parity explore` on the pairs that must agree, with a small fixed budget
+## and seed (docs/explore.md); findings go to .cache/explore-found/<pair>/ and fail it.
+EXPLORE = $(BIN)/parity explore --budget 120 --max-examples 60 --seed 1 --no-database
+explore: $(STAMP) $(SCHEMA)
+	$(EXPLORE) --targets plus,plus-openai -o .cache/explore-found/plus-openai
+	$(EXPLORE) --targets plus,plus-full --additive -o .cache/explore-found/plus-full
 
 ## make record: (re)write snapshots for every available target.
 record: $(STAMP) $(SCHEMA)

@@ -16,6 +16,7 @@ MODULES = (
     "bench.bench_suite",
     "bench.bench_known",
     "bench.bench_sandbox",
+    "bench.bench_explore",
 )
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.cli import capture
+from parity.cli import capture, explore
 from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
 from parity.cli.project import load_named, project_config, scenario_path
 from parity.cli.run import cmd_run
@@ -206,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     capture.add_parser(sub)
+    explore.add_parser(sub)
 
     p = sub.add_parser("peers", help="list or install the third-party peer agents")
     p.add_argument("action", choices=("install", "list"), nargs="?", default="list")
@@ -252,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "fake-llm": cmd_fake_llm,
         "peers": cmd_peers,
         "capture": capture.cmd_capture,
+        "explore": explore.cmd_explore,
     }
     try:
         return int(commands[args.command](args))

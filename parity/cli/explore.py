@@ -1,0 +1,156 @@
+"""`parity explore`: the command line over `parity.explore.engine` (docs/explore.md).
+
+Runs without pytest: one `Runner`, Hypothesis driving it. Progress goes to stderr (one
+line, rewritten on a terminal; a line every ten seconds or per new finding otherwise),
+the findings are written under `-o` and summarized on stdout; exit 1 when there are
+findings, 2 when the targets cannot run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from parity.cli.project import project_config
+from parity.explore.findings import Finding
+
+PROGRESS_EVERY = 10.0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    helptext = "generate scenarios, run them on two targets, shrink each difference to a scenario"
+    p = sub.add_parser("explore", help=helptext, description=helptext)
+    p.add_argument("--targets", required=True, metavar="A,B", help="reference, then the other")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="time for running and shrinking (default 600)",
+    )
+    p.add_argument(
+        "--max-examples",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="examples Hypothesis generates at most (default 1000)",
+    )
+    p.add_argument("--seed", type=int, help="Hypothesis's seed (default: random)")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="where findings are written (default: <scenarios>/found)",
+    )
+    p.add_argument(
+        "--database", metavar="DIR", help="the replay database (default: .cache/explore/A~B)"
+    )
+    p.add_argument("--no-database", action="store_true", help="no replay, nothing kept")
+    p.add_argument(
+        "--additive",
+        action="store_true",
+        help="the other target only adds to the reference (plus,plus-full): what "
+        "only it has is no finding",
+    )
+
+
+class ProgressLine:
+    """Examples tried, run, findings, time left."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.last = 0.0
+        self.findings = 0
+
+    def __call__(self, progress: object) -> None:
+        from parity.explore.engine import Progress
+
+        assert isinstance(progress, Progress)
+        now = time.monotonic()
+        new = len(progress.findings) != self.findings
+        if not (self.tty or new or now - self.last >= PROGRESS_EVERY):
+            return
+        self.last, self.findings = now, len(progress.findings)
+        line = (
+            f"explore: {progress.tried} tried, {progress.ran} run, "
+            f"{len(progress.findings)} finding(s), {progress.time_left:.0f} s left"
+        )
+        print(
+            f"\r{line}  " if self.tty else line,
+            end="" if self.tty else "\n",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def write_findings(
+    findings: list[Finding], out_dir: Path, targets: tuple[str, str], seed: int | None
+) -> list[Path]:
+    """Each finding as `<out_dir>/<category>-<shape>.yaml`, checked like `parity validate`."""
+    from parity.explore.findings import finding_text
+    from parity.scenario.load import check_text
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for finding in findings:
+        path = out_dir / f"{finding.signature.slug()}.yaml"
+        text = finding_text(finding, targets, seed)
+        errors = [e for e in check_text(text, str(path))[0] if e.severity == "error"]
+        if errors:  # the generator's property test says this cannot happen
+            raise SystemExit(f"parity explore: a finding does not validate: {errors[0]}")
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def cmd_explore(args: argparse.Namespace) -> int:
+    from parity.checks.acp_schema import def_names
+    from parity.explore.engine import Explorer, Options
+    from parity.suite.runner import Runner
+
+    config = project_config(args)
+    names = tuple(t.strip() for t in args.targets.split(",") if t.strip())
+    if len(names) != 2:
+        raise SystemExit("parity explore: --targets names two targets, e.g. native,plus")
+    targets = (names[0], names[1])
+    out_dir = Path(args.output) if args.output else config.scenarios_dir / "found"
+    database = None
+    if not args.no_database:
+        default = config.root / ".cache" / "explore" / "~".join(targets)
+        database = Path(args.database) if args.database else default
+    options = Options(
+        targets,
+        out_dir.resolve(),
+        args.budget,
+        args.max_examples,
+        args.seed,
+        database,
+        args.additive,
+    )
+    with Runner(config) as runner:
+        for target in targets:
+            why = runner.unavailable(target)
+            if why is not None:
+                print(f"parity explore: {target} cannot run: {why}", file=sys.stderr)
+                return 2
+        line = ProgressLine()
+        explorer = Explorer(config, options, runner, config.known_rules(def_names()), line)
+        findings = explorer.explore()
+    progress = explorer.progress
+    if line.tty:
+        print(file=sys.stderr)
+    paths = write_findings(findings, out_dir, targets, args.seed)
+    engine = progress.elapsed - progress.agent_seconds
+    ended = "the budget ended it" if progress.over_budget else "Hypothesis finished"
+    print(
+        f"parity explore {','.join(targets)}: {progress.tried} examples tried, {progress.ran} "
+        f"run, in {progress.elapsed:.0f} s ({ended}; agents {progress.agent_seconds:.0f} s, "
+        f"engine {engine:.0f} s); {len(findings)} finding(s)"
+    )
+    for finding, path in zip(findings, paths, strict=True):
+        again = {True: "reproduced", False: "not reproduced (flaky?)", None: "not rechecked"}
+        print(f"  [{finding.signature.category}] {finding.signature.shape}")
+        print(f"      {path}  ({again[finding.reproduced]})")
+    return 1 if findings else 0

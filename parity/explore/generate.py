@@ -1,0 +1,163 @@
+"""Whole scenarios, drawn: a Hypothesis strategy of scenario dicts that `check_text`
+accepts, and their YAML text.
+
+A scenario is a handful of actions on one or two sessions: turns (each a prompt with the
+script entries it consumes, possibly cancelled at one of the trigger kinds), session
+methods, and raw requests or notifications from the ACP schema. The script (`llm`) and
+the permission answers (`client.permission`, a list answered in request order) are
+built alongside the steps, so every cancel's trigger names what its turn really does and
+every held answer belongs to a prompt that is cancelled while the request is pending
+(an answer held for a prompt that cannot end would only time out). The answers are one
+list in the order the turns ask, not `by_tool`: native 0.1.0-rc.8 asks before its
+`tool_call` update and names only the call id, so no answer by tool matches it. The cost:
+a turn the agent refuses (a prompt with invalid content) shifts the list by one, and an
+answer meant to be held can then be sent at once, racing the cancel. Pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from hypothesis import strategies as st
+
+from parity.explore import acp_params, client_side, model_side
+from parity.explore.vocabulary import (
+    acp_schema,
+    agent_notifications,
+    agent_requests,
+    cancel_routes,
+)
+
+TURNS = ("plain", "plain", "ask", "cancel-stream", "cancel-tool", "cancel-permission")
+ACTIONS = (*TURNS, "session", "raw", "notify")
+TIMEOUTS = {"response": 6, "run": 60}
+"""Below the defaults: a generated run that hangs (a cancel whose trigger counted model
+requests an agent did not make) costs six seconds, not fifteen."""
+HEADER = "# yaml-language-server: $schema=../../parity/schema/scenario.schema.json\n"
+
+
+@dataclass
+class Draft:
+    """The scenario being built, action by action."""
+
+    sessions: tuple[str, ...]
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    llm: list[dict[str, Any]] = field(default_factory=list)
+    permissions: list[Any] = field(default_factory=list)
+    """The permission answers, in the order the turns ask."""
+    prompts: int = 0
+    calls: int = 0
+    hanging_calls: int = 0
+
+    def call_id(self) -> int:
+        self.calls += 1
+        return self.calls
+
+
+def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None) -> str:
+    draft.prompts += 1
+    name = f"p{draft.prompts}"
+    step: dict[str, Any] = {"session": draw(st.sampled_from(draft.sessions)), "as": name}
+    step.update(draw(client_side.prompt_body()))
+    if cancel is not None:
+        route = draw(st.sampled_from(cancel_routes()))
+        step["cancel"] = (
+            {"after": cancel} if route == "session_cancel" else {"after": cancel, "via": route}
+        )
+    draft.steps.append({"prompt": step})
+    return name
+
+
+def _asking_call(draft: Draft, draw: st.DrawFn, tool: str, answer: Any) -> dict[str, Any]:
+    text = draw(model_side.sentence())
+    call = {"id": f"call-{draft.call_id()}", "name": tool, "arguments": {"text": text}}
+    draft.permissions.append(answer)
+    return {"tool_calls": [call]}
+
+
+def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
+    if kind == "plain":
+        # Mostly one call round: most of what differs between agents is in tool calls.
+        for _ in range(draw(st.sampled_from((1, 0, 2)))):
+            entry = draw(model_side.calling_entry(draft.calls + 1))
+            draft.calls += len(entry["tool_calls"])
+            draft.llm.append(entry)
+        draft.llm.append(draw(model_side.closing_entry()))
+        _prompt(draft, draw)
+    elif kind == "ask":
+        answer = draw(client_side.immediate_answer())
+        draft.llm.append(_asking_call(draft, draw, model_side.ASKING, answer))
+        draft.llm.append(draw(model_side.closing_entry()))
+        _prompt(draft, draw)
+    elif kind == "cancel-stream":
+        draft.llm.append(model_side.hanging_entry())
+        _prompt(draft, draw, cancel={"llm_request": len(draft.llm)})
+    elif kind == "cancel-tool":
+        draft.hanging_calls += 1
+        call = {"id": f"call-{draft.call_id()}", "name": model_side.HANGING, "arguments": {}}
+        draft.llm.append({"tool_calls": [call]})
+        trigger = {"tool_call": model_side.HANGING, "count": draft.hanging_calls}
+        _prompt(draft, draw, cancel=trigger)
+    else:  # cancel-permission: cancelled while the permission request is pending
+        name = f"p{draft.prompts + 1}"  # the prompt made next
+        answer = draw(client_side.held_answer(name))
+        draft.llm.append(_asking_call(draft, draw, model_side.CONFIRMING, answer))
+        _prompt(draft, draw, cancel={"agent_request": "session/request_permission"})
+
+
+def _raw(draft: Draft, draw: st.DrawFn, kind: str) -> None:
+    schema = acp_schema()
+    defs: dict[str, Any] = schema["$defs"] if schema else {}
+    if kind == "raw" and agent_requests():
+        method, _, params = draw(acp_params.raw_request(agent_requests(), defs, draft.sessions))
+        draft.steps.append({"request": {"method": method, "params": params}})
+    elif kind == "notify" and agent_notifications():
+        notes = agent_notifications()
+        method = draw(st.sampled_from(sorted(notes)))
+        params = draw(acp_params.params(notes[method], defs, draft.sessions))
+        draft.steps.append({"notify": {"method": method, "params": params}})
+    else:
+        draft.steps.append(draw(client_side.session_step(draft.sessions)))
+
+
+@st.composite
+def scenarios(draw: st.DrawFn, targets: tuple[str, str]) -> dict[str, Any]:
+    """One scenario for `targets` (reference first), in the file's shape."""
+    sessions = ("s1", "s2") if draw(st.integers(0, 3)) == 0 else ("s1",)
+    draft = Draft(sessions)
+    draft.steps = [{"initialize": {}}] + [{"new_session": {"as": s}} for s in sessions]
+    for action in draw(st.lists(st.sampled_from(ACTIONS), min_size=1, max_size=4)):
+        if action in TURNS:
+            _turn(draft, draw, action)
+        else:
+            _raw(draft, draw, action)
+    out: dict[str, Any] = {
+        "description": "generated by parity explore",
+        "targets": list(targets),
+        "tools": model_side.tools(),
+        "files": {"notes.txt": "hello\n"},
+    }
+    if draft.llm:
+        out["llm"] = draft.llm
+    if draft.permissions:
+        answers = draft.permissions
+        out["client"] = {"permission": answers[0] if len(answers) == 1 else answers}
+    out["steps"] = draft.steps
+    out["timeouts"] = dict(TIMEOUTS)
+    return out
+
+
+class _Dumper(yaml.SafeDumper):
+    """Shared values written out each time: `&id001` anchors would only puzzle a reader."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def to_yaml(scenario: dict[str, Any]) -> str:
+    """The scenario file's text: the schema line, then the keys in the order drawn.
+    Unicode is written as itself; a long description is folded by YAML."""
+    body = yaml.dump(scenario, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    return HEADER + body

@@ -1,0 +1,114 @@
+"""Generation: every drawn scenario is a valid file, and what is drawn covers the
+scenario model and the ACP schema (each vocabulary item can be reached), so a new finish
+kind or permission answer in the schema is explored without a change here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from parity.explore import acp_params
+from parity.explore.generate import scenarios, to_yaml
+from parity.explore.vocabulary import (
+    acp_schema,
+    agent_requests,
+    cancel_routes,
+    content_block_types,
+    finish_kinds,
+    permission_replies,
+)
+from parity.scenario.load import check_text
+
+PAIR = ("plus", "plus-full")
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@FAST
+@given(scenarios(PAIR))
+def test_every_generated_scenario_validates(scenario: dict[str, Any]) -> None:
+    findings, _, _ = check_text(to_yaml(scenario), "generated.yaml", known_targets=PAIR)
+    assert [str(f) for f in findings if f.severity == "error"] == []
+    assert scenario["targets"] == list(PAIR)
+
+
+def walk(node: Any) -> list[Any]:
+    """Every mapping and value below `node`, depth first."""
+    out = [node]
+    if isinstance(node, dict):
+        for value in node.values():
+            out += walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            out += walk(value)
+    return out
+
+
+def test_the_vocabulary_comes_from_the_schemas() -> None:
+    assert set(finish_kinds()) == {"stop", "tool-calls", "max-tokens"}
+    assert set(permission_replies()) == {"allow-once", "reject-once", "cancelled", "error"}
+    assert set(cancel_routes()) == {"session_cancel", "cancel_request"}
+    assert {"text", "image", "audio", "resource_link", "resource"} <= set(content_block_types())
+    assert {"session/new", "session/list", "initialize"} <= set(agent_requests())
+
+
+def test_generation_reaches_every_trigger_answer_finish_and_content_type() -> None:
+    seen: set[str] = set()
+    draws = st.lists(scenarios(PAIR), min_size=40, max_size=40)
+
+    @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(draws)
+    def collect(batch: list[dict[str, Any]]) -> None:
+        for scenario in batch:
+            for node in walk(scenario):
+                if not isinstance(node, dict):
+                    continue
+                if "cancel" in node:
+                    seen.add("cancel:" + next(iter(node["cancel"]["after"])))
+                    seen.add("via:" + node["cancel"].get("via", "session_cancel"))
+                if "finish" in node:
+                    seen.add("finish:" + node["finish"])
+                if node.get("type") in content_block_types() and (
+                    "mimeType" in node or "uri" in node
+                ):
+                    seen.add("content:" + str(node.get("type")))
+                if "then" in node:
+                    seen.add("hang")
+                if isinstance(node.get("error"), dict):
+                    seen.add("status" if "status" in node["error"] else "error")
+                if "request" in node and isinstance(node["request"], dict):
+                    seen.add("raw")
+            answers = scenario.get("client", {}).get("permission", [])
+            for answer in answers if isinstance(answers, list) else [answers]:
+                seen.add("answer:" + (answer if isinstance(answer, str) else "late"))
+
+    collect()
+    expected = {
+        "cancel:llm_request", "cancel:tool_call", "cancel:agent_request",
+        "via:session_cancel", "via:cancel_request", "hang", "error", "status", "raw",
+        *(f"answer:{a}" for a in permission_replies()), "answer:never", "answer:late",
+        "finish:stop", "finish:max-tokens",
+        "content:image", "content:audio", "content:resource_link",
+    }  # fmt: skip
+    assert expected - seen == set()
+
+
+DEFS: dict[str, Any] = (acp_schema() or {"$defs": {}})["$defs"]
+
+
+def schema_errors(method: str, params: Any) -> list[str]:
+    definition = {"$defs": DEFS, **agent_requests()[method]}
+    return [e.message for e in Draft202012Validator(definition).iter_errors(params)]
+
+
+@FAST
+@given(st.data())
+def test_raw_params_are_valid_or_invalid_as_labelled(data: st.DataObject) -> None:
+    method, kind, params = data.draw(acp_params.raw_request(agent_requests(), DEFS, ("s1",)))
+    assert method != "session/prompt"  # it would consume the turns' script
+    if kind == "valid":
+        assert schema_errors(method, params) == []
+    if kind == "invalid":
+        assert schema_errors(method, params) != []
