@@ -469,3 +469,14 @@ def test_callers_import_from_the_defining_module(
 ) -> None:
     callers = source_files(ROOT, layout.callers, layout.exclude)
     assert surface_imports(modules, callers, ROOT) == []
+
+
+def test_the_cli_loads_no_hypothesis() -> None:
+    """`parity run` runs pytest in the CLI's process: Hypothesis imported before pytest
+    loads its plugin cannot be assertion-rewritten and warns in every run's output."""
+    import subprocess
+    import sys
+
+    code = "import sys, parity.cli.main; print('hypothesis' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "False", done.stderr

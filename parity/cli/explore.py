@@ -12,9 +12,15 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from parity.cli.project import project_config
-from parity.explore.findings import Finding
+
+if TYPE_CHECKING:
+    # Not at import time: `parity run` runs pytest in this process, and Hypothesis
+    # imported before pytest loads its plugin cannot be assertion-rewritten (a warning
+    # in every run's output).
+    from parity.explore.findings import Finding
 
 PROGRESS_EVERY = 10.0
 
