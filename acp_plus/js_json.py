@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from decimal import Decimal
 from typing import Any
 
 _MAX_SAFE_INTEGER = 2**53 - 1
@@ -124,7 +125,9 @@ def _js_float(text: str) -> float | int:
     # while it is printable as one (below 1e21, where JS switches to exponent form).
     number = float(text)
     if number.is_integer() and abs(number) < 1e21:
-        return int(number)
+        # JS prints the shortest round-trip digits padded with zeros (1.2345678901234568e+20
+        # is 123456789012345680000), not the double's exact value that int() would give.
+        return int(Decimal(repr(number)))
     return number
 
 
@@ -133,16 +136,29 @@ def _js_int(text: str) -> float | int:
     return number if abs(number) <= _MAX_SAFE_INTEGER else _js_float(text)
 
 
+def _negative_zero_kept(parse: Callable[[str], float | int]) -> Callable[[str], float | int]:
+    def read(text: str) -> float | int:
+        return -0.0 if text.startswith("-") and float(text) == 0 else parse(text)
+
+    return read
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def js_parse(text: str) -> Any:
+def js_parse(text: str, *, negative_zero: bool = False) -> Any:
     """`JSON.parse(text)` with JS number semantics; raises ValueError where JS throws.
 
     Both accept only JSON whitespace around the value; Python's extra NaN/Infinity
     literals are refused, and integral numbers come back as int as JS would print them.
+    `-0` reads as `0`, which is how JS prints it, unless `negative_zero` keeps it as
+    `-0.0` for a caller that must tell it apart (native refuses such tool arguments).
     """
+    parse_float: Callable[[str], float | int] = _js_float
+    parse_int: Callable[[str], float | int] = _js_int
+    if negative_zero:
+        parse_float, parse_int = _negative_zero_kept(_js_float), _negative_zero_kept(_js_int)
     return json.loads(
-        text, parse_float=_js_float, parse_int=_js_int, parse_constant=_reject_constant
+        text, parse_float=parse_float, parse_int=parse_int, parse_constant=_reject_constant
     )

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +36,7 @@ from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.step import StepAccumulator, tool_calls
 from acp_plus.core.store import SessionLog
 from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
+from acp_plus.js_json import js_parse
 
 log = logging.getLogger(__name__)
 
@@ -55,20 +57,31 @@ class TurnInProgress(RuntimeError):
     """`run_turn` was called while a turn is still running."""
 
 
-def parse_arguments(raw: str) -> dict[str, Any]:
-    """Parse a tool call's raw JSON arguments; an empty string means `{}`.
-
-    Raises ValueError with a message meant for the model when they are not an object.
-    """
-    if not raw.strip():
+def parse_arguments(raw: str) -> Any:
+    """A tool call's raw arguments as native reads them: `""` is `{}`, JSON text its
+    value (JavaScript number semantics: `1.0` is `1`), anything else the text itself."""
+    if raw == "":
         return {}
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise ValueError(f"tool arguments are not valid JSON: {exc}") from exc
-    if not isinstance(value, dict):
-        raise ValueError("tool arguments must be a JSON object")
-    return value
+        return js_parse(raw, negative_zero=True)
+    except (ValueError, RecursionError):
+        return raw
+
+
+def lossless(value: Any) -> bool:
+    """Whether `value` survives a JSON round trip unchanged: native refuses a call whose
+    arguments hold `-0` or a non-finite number (`1e400` parses as Infinity)."""
+    if isinstance(value, float):
+        return math.isfinite(value) and not (value == 0 and math.copysign(1.0, value) < 0)
+    if isinstance(value, dict):
+        return all(lossless(item) for item in value.values())
+    if isinstance(value, list):
+        return all(lossless(item) for item in value)
+    return True
+
+
+NOT_LOSSLESS_TEXT = "Error: tool execution arguments must be losslessly JSON-serializable"
+NOT_AN_OBJECT_TEXT = 'Error: invalid arguments: "arguments" must be an object'
 
 
 _DENIED = {
@@ -358,13 +371,19 @@ class Agent:
             self.commit(ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder))
 
     async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
+        # Native's order: the arguments' JSON round trip, then the name, then their shape.
+        args = parse_arguments(raw)
+        if not lossless(args):
+            return ToolResult.text(NOT_LOSSLESS_TEXT, is_error=True)
         tool = self.tools.get(name)
         if tool is None:
-            return ToolResult.text(f"unknown tool: {name}", is_error=True)
-        try:
-            args = parse_arguments(raw)
-        except ValueError as exc:
-            return ToolResult.text(str(exc), is_error=True)
+            return ToolResult.text(f'Error: unknown tool "{name}"', is_error=True)
+        if not isinstance(args, dict):
+            if not getattr(tool, "raw_arguments", False):
+                return ToolResult.text(NOT_AN_OBJECT_TEXT, is_error=True)
+            # The catalog's tools get what the model wrote (null reads as {}, as the
+            # DSH plugin's `/tools/call` body has it: docs/parity-stream.md).
+            args = {} if args is None else args
         ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
         try:
             reason = tool.approval_reason(args, ctx)
@@ -385,10 +404,11 @@ class Agent:
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
 
     async def _approve(
-        self, turn: int, call_id: str, name: str, args: dict[str, Any], reason: str
+        self, turn: int, call_id: str, name: str, args: Any, reason: str
     ) -> ev.ApprovalOutcome:
         self.commit(ev.approval_asked(turn, call_id, name, reason))
-        request = ApprovalRequest(self.log.id, call_id, name, args, reason)
+        arguments = args if isinstance(args, dict) else {}
+        request = ApprovalRequest(self.log.id, call_id, name, arguments, reason)
         try:
             outcome = await self.approvals.decide(request)
         except asyncio.CancelledError:

@@ -176,6 +176,8 @@ def _probes() -> dict[str, list[Any]]:
             "[1,]",
             "01",
             '"\t"',
+            "[1e21, 1.2345678901234568e+20, 12345678901234567890, 9007199254740993]",
+            "[-0, -0.0, 1e-7, 0.000001, 5e-324, 1.7976931348623157e308, 100000000000000000000]",
         ],
         "cursor": [[rng.randint(0, 2**53 - 1), _text(rng) or "x"] for _ in range(200)],
         "trim": [_text(rng) for _ in range(300)],
@@ -231,6 +233,32 @@ def test_js_parse_accepts_and_refuses_like_json_parse(oracle: Oracle) -> None:
         except ValueError:
             mine.append(None)
     assert mine == answers["reparse"]
+
+
+def _typed(value: Any) -> Any:
+    # JSON values with their Python number type made visible: 1 and 1.0 must differ.
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+def test_python_encoding_of_parsed_values_reads_like_json_stringify(oracle: Oracle) -> None:
+    # acp-plus sends parsed tool arguments on with Python's encoder (httpx `json=`,
+    # the JSON-RPC writer); a reader must see JS's numbers: the same value, int vs float.
+    probes, answers = oracle
+    for text, js_text in zip(probes["reparse"], answers["reparse"], strict=True):
+        if js_text is None or "Infinity" in json.dumps(js_json.js_parse(text)):
+            continue  # refused by JSON.parse; non-finite becomes null (below)
+        python_text = json.dumps(js_json.js_parse(text), ensure_ascii=False)
+        assert _typed(json.loads(python_text)) == _typed(json.loads(js_text)), text
+
+
+def test_negative_zero_is_kept_only_on_request() -> None:
+    assert json.dumps(js_json.js_parse("[-0, -0.0]")) == "[0, 0]"
+    kept = js_json.js_parse("[-0, -0.0, 0]", negative_zero=True)
+    assert [str(v) for v in kept] == ["-0.0", "-0.0", "0"]
 
 
 def test_cursor_encoding_equals_buffer_base64url(oracle: Oracle) -> None:

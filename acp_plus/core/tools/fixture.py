@@ -11,6 +11,10 @@ from acp_plus.core.tools.base import ToolContext, ToolResult
 class FixtureTool:
     """One fixture tool of a parity-stream catalog."""
 
+    raw_arguments = True
+    """It takes whatever JSON the model wrote (a list, a string, the text itself when it
+    is not JSON), as native's plugin passes it on; the agent checks other tools' shape."""
+
     def __init__(self, spec: FixtureToolSpec, host: ParityStreamProvider):
         self._spec = spec
         self._host = host
@@ -30,13 +34,13 @@ class FixtureTool:
         """The catalog's JSON Schema."""
         return self._spec["parameters"]
 
-    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+    def approval_reason(self, args: Any, ctx: ToolContext) -> str | None:
         """`approval: ask` tools go through the approval chain before `/tools/call`."""
         if self._spec["approval"] == "ask":
             return f"tool {self.name} requires approval"
         return None
 
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    async def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         """POST `/tools/call`; cancellation closes the request so the fake sees the abort."""
         try:
             content, is_error = await self._host.call_tool(self.name, ctx.call_id, args)

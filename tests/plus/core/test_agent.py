@@ -22,7 +22,7 @@ from plus_stream_server import (
     tool_call_response,
 )
 
-from acp_plus.core.agent import Agent, Route, TurnInProgress
+from acp_plus.core.agent import Agent, Route, TurnInProgress, parse_arguments
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.llm.base import Router
@@ -277,32 +277,67 @@ async def test_approval_ask_tool_allowed_runs(rig: Rig, server: ParityServer) ->
     assert rig.of("tool/result")[0]["content"] == [{"type": "text", "text": "ran"}]
 
 
+def _raw_call(index: int, call_id: str, name: str, arguments: str) -> list[dict[str, Any]]:
+    block = {"type": "tool-call", "id": call_id, "name": name, "arguments": arguments}
+    return [
+        {"type": "block-start", "index": index, "blockType": "tool-call"},
+        {"type": "block-end", "index": index, "block": block},
+    ]
+
+
 async def test_unknown_tool_and_bad_arguments_fail_the_call_not_the_turn(
     rig: Rig, server: ParityServer
 ) -> None:
-    bad_args = [
-        {"type": "block-start", "index": 1, "blockType": "tool-call"},
-        {
-            "type": "block-end",
-            "index": 1,
-            "block": {"type": "tool-call", "id": "c2", "name": "echo", "arguments": "[1]"},
-        },
-    ]
+    # Native's texts and order: the JSON round trip first (even for an unknown name),
+    # then the name, then the shape an own tool needs.
+    rig.agent.tools.register(_LocalTool("own", "return"))
+    server.tools["echo"] = {"content": [{"type": "text", "text": "echoed"}], "isError": False}
     server.script += [
         [
             *tool_call_response("nope", "c1", {}),
-            *bad_args,
+            *_raw_call(1, "c2", "own", "[1]"),
+            *_raw_call(2, "c3", "own", "not json"),
+            *_raw_call(3, "c4", "nope", '{"x": -0.0}'),
+            *_raw_call(4, "c5", "echo", "[1e400]"),
+            *_raw_call(5, "c6", "echo", "not json"),
+            *_raw_call(6, "c7", "echo", "[1]"),
+            *_raw_call(7, "c8", "echo", "null"),
             {"type": "finish", "reason": {"kind": "tool-calls"}},
         ],
         text_response("ok"),
     ]
     assert await rig.agent.run_turn(GO, ROUTE) == {"kind": "completed"}
-    results = rig.of("tool/result")
-    assert results[0]["content"] == [{"type": "text", "text": "unknown tool: nope"}]
-    assert results[1]["content"] == [
-        {"type": "text", "text": "tool arguments must be a JSON object"}
+    results = [(r["content"][0]["text"], r["isError"]) for r in rig.of("tool/result")]
+    assert results == [
+        ('Error: unknown tool "nope"', True),
+        ('Error: invalid arguments: "arguments" must be an object', True),
+        ('Error: invalid arguments: "arguments" must be an object', True),
+        ("Error: tool execution arguments must be losslessly JSON-serializable", True),
+        ("Error: tool execution arguments must be losslessly JSON-serializable", True),
+        ("echoed", False),
+        ("echoed", False),
+        ("echoed", False),
     ]
-    assert all(r["isError"] for r in results)
+    # A catalog tool gets what the model wrote; null reads as {} (the DSH plugin's body).
+    sent = [r.body["arguments"] for r in server.requests if r.path == "/tools/call"]
+    assert sent == ["not json", [1], {}]
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("", {}),
+        ("   ", "   "),  # JSON.parse("   ") throws: the text itself, as native keeps it
+        ("not json", "not json"),
+        ("[1, 2]", [1, 2]),
+        ("null", None),
+        ('{"n": 1.0, "big": 9007199254740993}', {"n": 1, "big": 9007199254740992}),
+    ],
+)
+def test_arguments_are_read_as_native_reads_them(raw: str, value: Any) -> None:
+    parsed = parse_arguments(raw)
+    assert parsed == value
+    assert type(parsed) is type(value)
 
 
 async def test_second_turn_numbering_route_change_and_busy_guard(
