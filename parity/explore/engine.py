@@ -139,6 +139,11 @@ class Explorer:
         self.on_progress = on_progress
         self.progress = Progress(time.monotonic(), options.budget)
         self._memo: dict[str, Judged] = {}
+        # Tools asking first only where both targets get the catalog the same way: over
+        # MCP a tool carries no `approval: ask`, so plus,plus-openai would differ there
+        # by transport, not by agent.
+        transports = {config.targets[t].fixture_tools for t in options.targets}
+        self._approvals = len(transports) == 1
         self._latest: dict[Signature, Finding] = {}
 
     def judge(self, scenario: dict[str, Any]) -> Judged:
@@ -211,7 +216,7 @@ class Explorer:
             if self.options.database_dir is not None
             else None
         )
-        test = given(scenarios(self.options.targets))(self._example)
+        test = given(scenarios(self.options.targets, self._approvals))(self._example)
         if seed is not None:
             # `@seed` turns the database off (a seeded run is meant to reproduce); the
             # settings applied after it turn it back on, so a seeded exploration still

@@ -32,11 +32,13 @@ HANGING = "wait_forever"
 WORDS = ("alpha", "beta", "gamma", "delta", "note", "ok", "done", "read", "café", "日本", "🙂")
 
 
-def tools() -> list[dict[str, Any]]:
+def tools(approvals: bool = True) -> list[dict[str, Any]]:
     """The fixture tools every generated scenario declares: one of each behaviour the
-    model's calls can meet (answers, asks first, never answers)."""
+    model's calls can meet (answers, asks first, never answers). Without `approvals`
+    none asks first: the pair's targets get the tools by different transports, and an
+    MCP tool carries no `approval: ask` (docs/explore.md)."""
     params = {"type": "object", "properties": {"text": {"type": "string"}}}
-    return [
+    declared: list[dict[str, Any]] = [
         {
             "name": ECHO,
             "description": "Return a fixed result.",
@@ -59,6 +61,9 @@ def tools() -> list[dict[str, Any]]:
         },
         {"name": HANGING, "description": "Never returns.", "hang": True},
     ]
+    if approvals:
+        return declared
+    return [{k: v for k, v in tool.items() if k != "approval"} for tool in declared]
 
 
 def sentence(max_words: int = 4) -> st.SearchStrategy[str]:

@@ -112,3 +112,17 @@ def test_raw_params_are_valid_or_invalid_as_labelled(data: st.DataObject) -> Non
         assert schema_errors(method, params) == []
     if kind == "invalid":
         assert schema_errors(method, params) != []
+
+
+@FAST
+@given(scenarios(("plus", "plus-openai"), approvals=False))
+def test_without_approvals_no_tool_asks_and_no_turn_waits_for_a_permission(
+    scenario: dict[str, Any],
+) -> None:
+    # plus-openai gets the fixture tools over MCP, where `approval: ask` does not travel.
+    assert all("approval" not in tool for tool in scenario["tools"])
+    assert "client" not in scenario
+    findings, _, _ = check_text(
+        to_yaml(scenario), "generated.yaml", known_targets=("plus", "plus-openai")
+    )
+    assert [str(f) for f in findings if f.severity == "error"] == []
