@@ -23,7 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_plus.content import BAD_MIME_TYPE, IMAGE_MIME_TYPES
+# The image types a prompt may carry (§5); `protocol/content.py` refuses others with
+# the same text before anything reaches the store.
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+BAD_MIME_TYPE = "image mimeType must be image/png, image/jpeg, image/webp, or image/gif"
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 

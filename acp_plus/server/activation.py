@@ -12,23 +12,23 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from acp_plus import model_control
-from acp_plus.errors import invalid_params
-from acp_plus.runtime import Runtime
-from acp_plus.sessions import LiveSession
+from acp_plus.live.runtime import Runtime
+from acp_plus.live.sessions import LiveSession
+from acp_plus.protocol import model_control
+from acp_plus.wire.errors import invalid_params
 
 if TYPE_CHECKING:
     from acp_plus.core.context import ModelContext
     from acp_plus.core.store import SessionLog
     from acp_plus.core.tools.base import Tool
-    from acp_plus.mcp_config import McpServerSpec
+    from acp_plus.core.tools.mcp import McpServerSpec
 
 log = logging.getLogger(__name__)
 
 
 def validate_mcp(params: dict[str, Any], cwd: str) -> list[McpServerSpec]:
     """The request's `mcpServers`, validated against the session's cwd (§1.4)."""
-    from acp_plus.mcp_config import validate
+    from acp_plus.protocol.mcp_config import validate
 
     return validate(params.get("mcpServers"), cwd=cwd)
 
@@ -48,7 +48,7 @@ def open_resumable(
     refusal: `session is not resumable` (§1.1) or `session is not loadable` (§6.1).
     """
     from acp_plus.core.store import StoreError, UnknownSession
-    from acp_plus.cursor import same_directory
+    from acp_plus.protocol.cursor import same_directory
 
     try:
         session_log = runtime.store.open(session_id)

@@ -2,9 +2,9 @@
 
 `Server._handlers` maps each method to its handler: a new ACP method is one entry there
 plus one `async def handler(self, params, ctx)` below. Handlers read their parameters
-with `params.py` (top-level keys only, so `_meta` never overrides one), bring sessions
+with `protocol/params.py` (top-level keys only, so `_meta` never overrides one), bring sessions
 live with `activation.py`, and leave prompt mechanics to `sessions.LiveSession`. The
-core runtime (`runtime.py`) is built on first use, so `initialize` stays fast.
+core runtime (`live/runtime.py`) is built on first use, so `initialize` stays fast.
 
 The increments (§6, `acp_plus/features/`) exist only in the `plus` profile
 (`Config.increments`); in the `native` profile their methods are not registered, as in
@@ -18,18 +18,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from acp_plus import features, model_control
-from acp_plus.config import Config
-from acp_plus.errors import (
-    bridge_disposed,
-    internal_error,
-    method_not_found,
-    session_closing,
-    unknown_session,
-)
+from acp_plus import features
 from acp_plus.features import modes, steering
 from acp_plus.features.wiring import Increments
-from acp_plus.params import (
+from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
+from acp_plus.live.sessions import LiveSession, close_all
+from acp_plus.protocol import model_control
+from acp_plus.protocol.params import (
     absolute_cwd,
     as_object,
     optional_str,
@@ -37,15 +32,21 @@ from acp_plus.params import (
     protocol_version,
     required_str,
 )
-from acp_plus.rpc import Connection, RequestContext
-from acp_plus.runtime import Runtime, SharedRuntime, config_options
 from acp_plus.server.activation import (
     rollback,
     start_agent,
     validate_mcp,
 )
 from acp_plus.server.restore import RestoreHandlers, realpath
-from acp_plus.sessions import LiveSession, close_all
+from acp_plus.settings.config import Config
+from acp_plus.wire.errors import (
+    bridge_disposed,
+    internal_error,
+    method_not_found,
+    session_closing,
+    unknown_session,
+)
+from acp_plus.wire.rpc import Connection, RequestContext
 
 log = logging.getLogger(__name__)
 
@@ -256,7 +257,7 @@ class Server(RestoreHandlers):
 
     async def list_sessions(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/list` with the keyset cursor (§1.6)."""
-        from acp_plus.cursor import page
+        from acp_plus.protocol.cursor import page
 
         cwd = optional_str(params, "cwd")
         if cwd is not None:

@@ -15,12 +15,12 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from acp_plus import features, model_control
-from acp_plus.errors import internal_error, invalid_params
+from acp_plus import features
 from acp_plus.features import additional_directories, session_load
-from acp_plus.params import absolute_cwd, no_additional_directories, required_str
-from acp_plus.rpc import Connection, RequestContext, request_cancelled
-from acp_plus.runtime import Runtime, SharedRuntime, config_options
+from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
+from acp_plus.live.sessions import LiveSession
+from acp_plus.protocol import model_control
+from acp_plus.protocol.params import absolute_cwd, no_additional_directories, required_str
 from acp_plus.server.activation import (
     claim,
     open_resumable,
@@ -28,11 +28,12 @@ from acp_plus.server.activation import (
     start_agent,
     validate_mcp,
 )
-from acp_plus.sessions import LiveSession
+from acp_plus.wire.errors import internal_error, invalid_params
+from acp_plus.wire.rpc import Connection, RequestContext, request_cancelled
 
 if TYPE_CHECKING:
-    from acp_plus.config import Config
     from acp_plus.features.wiring import Increments
+    from acp_plus.settings.config import Config
 
 
 class RestoreHandlers:
