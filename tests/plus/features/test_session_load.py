@@ -302,7 +302,7 @@ async def test_a_request_abort_stops_the_replay_between_events(tmp_path: Path) -
     server.attach(cast(Connection, conn))
     session = server._make_session(log.id, "/w", runtime)
     with pytest.raises(RpcError) as raised:
-        await server._replay(session, log.events(), runtime, ctx)
+        await server.restore.replay(session, log.events(), runtime, ctx)
     assert raised.value.code == REQUEST_CANCELLED
     # One event's updates went out; the abort was seen before the next event.
     assert conn.sent == [
@@ -377,7 +377,7 @@ async def test_a_client_gone_mid_replay_ends_the_load(tmp_path: Path) -> None:
     server.attach(cast(Connection, conn))
     session = server._make_session(log.id, "/w", runtime)
     with pytest.raises(RpcError) as raised:
-        await server._replay(session, log.events(), runtime, RequestContext(2))
+        await server.restore.replay(session, log.events(), runtime, RequestContext(2))
     assert raised.value.to_json() == {
         "code": -32603,
         "message": "Internal error: connection closed during session/load",
