@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from acp_plus.config import default_home, load_file
-from acp_plus.config_schema import SCHEMA, ConfigError
+from acp_plus.settings.config import default_home, load_file
+from acp_plus.settings.config_schema import SCHEMA, ConfigError
 
 DISTRIBUTION = "acp-parity"
 """The installed distribution that ships `acp_plus` (its version is acp-plus's)."""

@@ -10,7 +10,11 @@ For each `Layout` (the package, plus the source trees whose imports of it are ch
   public surface);
 - no caller importing a name through a package's surface: callers import each name from
   the module that defines it;
-- with an architecture doc, its `## Modules` table names every module, and nothing else.
+- with an architecture doc, its `## Modules` table names every module, and nothing else;
+- with a `## Layers` table in that doc: every module sits in one of its folders (the
+  package root keeps only `__init__` and `__main__`, the entry), no folder imports a
+  folder the table lists above it, and the last folder (the core) imports nothing
+  outside itself.
 
 Every import counts, at module level, inside functions or under `TYPE_CHECKING`: a lazy
 import still couples two modules. The first tests run the checks on small packages
@@ -45,18 +49,8 @@ class Layout:
 
 
 LAYOUTS = [
-    Layout(
-        "parity",
-        callers=("tests", "bench"),
-        exclude=("tests/plus",),
-        architecture="parity/ARCHITECTURE.md",
-    ),
-    Layout(
-        "acp_plus",
-        callers=("tests/plus",),
-        exclude=(),
-        architecture="acp_plus/ARCHITECTURE.md",
-    ),
+    Layout("parity", callers=("tests", "bench"), architecture="parity/ARCHITECTURE.md"),
+    Layout("acp_plus", callers=("tests", "bench"), architecture="acp_plus/ARCHITECTURE.md"),
 ]
 
 
@@ -323,6 +317,57 @@ def undocumented(base: Path, package: str, doc: str) -> tuple[list[str], list[st
     return sorted(files - named), sorted(n for n in named if not (base / package / n).exists())
 
 
+def documented_layers(doc: str) -> list[str]:
+    """The folders of the `## Layers` table, top layer first (the first cell of each row,
+    `` `server/` `` -> `server`); empty when the doc has no such section."""
+    section = doc.partition("\n## Layers\n")[2].partition("\n## ")[0]
+    return [
+        re.findall(r"`([^`]+)/`", line.split("|")[1])[0]
+        for line in section.splitlines()
+        if line.startswith("| `")
+    ]
+
+
+def unlayered(modules: dict[str, Module], package: str, layers: list[str]) -> list[str]:
+    """Modules in no layer's folder, and layer folders that do not exist; the package's
+    own `__init__` and `__main__` are the entry, above every layer."""
+    folders = {f"{package}.{layer}" for layer in layers}
+    entry = {package, f"{package}.__main__"}
+    stray = {folder_of(name, package) for name in modules} - folders - entry
+    missing = {f for f in folders if f not in modules}
+    return sorted(f"{name}: in no layer" for name in stray) + sorted(
+        f"{name}: a layer without a folder" for name in missing
+    )
+
+
+def upward_imports(graph: dict[str, set[str]], package: str, layers: list[str]) -> list[str]:
+    """Imports of a layer (or the entry) by a layer the list names below it (`layers`: top
+    first). Imports within a layer, and downward across any number of layers, are fine."""
+    rank = {f"{package}.{layer}": i for i, layer in enumerate(layers)}
+    out = []
+    for name, targets in graph.items():
+        here = rank.get(folder_of(name, package))
+        if here is None:  # the entry, which may import any layer
+            continue
+        for target in sorted(targets):
+            there = rank.get(folder_of(target, package), -1)
+            if there < here:
+                out.append(f"{name} imports {target}: a layer above it")
+    return sorted(out)
+
+
+def outside_imports(graph: dict[str, set[str]], package: str, folder: str) -> list[str]:
+    """Imports by the modules of `package.folder` of modules outside that folder."""
+    inside = f"{package}.{folder}"
+    return sorted(
+        f"{name} imports {target}"
+        for name, targets in graph.items()
+        if folder_of(name, package) == inside
+        for target in targets
+        if folder_of(target, package) != inside
+    )
+
+
 # -- the checks, shown to fail on packages that break each rule ---------------------------
 
 
@@ -423,6 +468,52 @@ def test_an_oversized_module_is_found(tmp_path: Path) -> None:
     assert oversized(modules) == [f"{tmp_path / 'pkg/big.py'}: 401 lines"]
 
 
+_LAYERED = {
+    "pkg/__init__.py": "",
+    "pkg/__main__.py": "from pkg.top.a import f\nf()\n",
+    "pkg/top/__init__.py": "",
+    "pkg/top/a.py": "from pkg.base.c import h\ndef f(): return h\n",
+    "pkg/mid/__init__.py": "",
+    "pkg/mid/b.py": "def g():\n    from pkg.top.a import f\n    return f\n",
+    "pkg/base/__init__.py": "",
+    "pkg/base/c.py": "from pkg.mid.b import g\nh = g\n",
+    "pkg/loose.py": "",
+}
+_LAYERS_DOC = (
+    "# pkg\n\n## Layers\n\n| layer | job |\n|---|---|\n| `top/` | ... |\n"
+    "| `mid/` | ... |\n| `base/` | the core |\n| `gone/` | ... |\n\n## Modules\n\n| `x/` |\n"
+)
+
+
+def test_the_layers_table_is_read_top_first() -> None:
+    assert documented_layers(_LAYERS_DOC) == ["top", "mid", "base", "gone"]
+    assert documented_layers("# pkg\n\n## Modules\n") == []
+
+
+def test_a_module_outside_the_layers_and_a_layer_without_a_folder_are_found(
+    tmp_path: Path,
+) -> None:
+    modules = _package(tmp_path, _LAYERED)
+    assert unlayered(modules, "pkg", documented_layers(_LAYERS_DOC)) == [
+        "pkg.loose: in no layer",
+        "pkg.gone: a layer without a folder",
+    ]
+
+
+def test_an_import_of_a_layer_above_is_found_also_when_lazy(tmp_path: Path) -> None:
+    graph = import_graph(_package(tmp_path, _LAYERED))
+    assert upward_imports(graph, "pkg", ["top", "mid", "base"]) == [
+        "pkg.base.c imports pkg.mid.b: a layer above it",
+        "pkg.mid.b imports pkg.top.a: a layer above it",
+    ]
+
+
+def test_an_import_out_of_the_core_is_found(tmp_path: Path) -> None:
+    graph = import_graph(_package(tmp_path, _LAYERED))
+    assert outside_imports(graph, "pkg", "base") == ["pkg.base.c imports pkg.mid.b"]
+    assert outside_imports(graph, "pkg", "top") == ["pkg.top.a imports pkg.base.c"]
+
+
 # -- the rules, for each layout -----------------------------------------------------------
 
 
@@ -480,3 +571,46 @@ def test_the_cli_loads_no_hypothesis() -> None:
     code = "import sys, parity.cli.main; print('hypothesis' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "False", done.stderr
+
+
+# -- the layers an architecture doc declares ----------------------------------------------
+
+
+def _layers(layout: Layout) -> list[str]:
+    if not layout.architecture:
+        return []
+    return documented_layers((ROOT / layout.architecture).read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def layered(layout: Layout) -> list[str]:
+    layers = _layers(layout)
+    if not layers:
+        pytest.skip(f"{layout.architecture or layout.package} declares no layers")
+    return layers
+
+
+def test_every_module_sits_in_a_layer(
+    layout: Layout, modules: dict[str, Module], layered: list[str]
+) -> None:
+    assert unlayered(modules, layout.package, layered) == []
+
+
+def test_no_layer_imports_a_layer_above_it(
+    layout: Layout, modules: dict[str, Module], layered: list[str]
+) -> None:
+    assert upward_imports(import_graph(modules), layout.package, layered) == []
+
+
+def test_the_core_imports_nothing_outside_it(
+    layout: Layout, modules: dict[str, Module], layered: list[str]
+) -> None:
+    """The last layer (acp_plus's `core/`) is free of every layer above it: no ACP-level
+    module, no wire, no configuration."""
+    assert outside_imports(import_graph(modules), layout.package, layered[-1]) == []
+
+
+def test_acp_plus_declares_its_layers() -> None:
+    """The layer checks are on for acp_plus (a doc without the table would skip them)."""
+    (acp_plus,) = [x for x in LAYOUTS if x.package == "acp_plus"]
+    assert _layers(acp_plus)[-1] == "core"

@@ -6,7 +6,8 @@ on every read. The store keeps bytes only: the mime type travels in the event th
 references the digest (`user/message` content `{type: image, mimeType, digest}`).
 
 A batch is checked against the image policy (`ImageLimits`) before anything is written,
-then written in prompt order with temp file + fsync + rename + directory fsync, so a
+then written in prompt order with temp file + fsync + rename (`durable.write_atomic`),
+and the directory fsynced once, so a
 crash never leaves a partial file under a digest name. If a write fails, the files this
 batch created are removed again: the caller sees all of the batch or none of it.
 """
@@ -15,15 +16,18 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import re
 import threading
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from acp_plus.content import BAD_MIME_TYPE, IMAGE_MIME_TYPES
+from acp_plus.core.durable import fsync_dir, write_atomic
+
+# The image types a prompt may carry (§5); `protocol/content.py` refuses others with
+# the same text before anything reaches the store.
+IMAGE_MIME_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+BAD_MIME_TYPE = "image mimeType must be image/png, image/jpeg, image/webp, or image/gif"
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
@@ -99,14 +103,6 @@ def check_batch(images: Sequence[tuple[str, bytes]], limits: ImageLimits) -> Non
         )
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 class AttachmentStore:
     """Images under `<home>/attachments`, addressed by the SHA-256 of their bytes."""
 
@@ -145,10 +141,10 @@ class AttachmentStore:
                     digest = digest_of(data)
                     target = self.root / digest
                     if not self._holds(target, digest):
-                        self._write(target, data)
+                        write_atomic(target, data, mode=0o600)
                         created.append(target)
                     digests.append(digest)
-                _fsync_dir(self.root)
+                fsync_dir(self.root)
             except BaseException:
                 for path in created:
                     with contextlib.suppress(OSError):
@@ -174,17 +170,3 @@ class AttachmentStore:
             return digest_of(target.read_bytes()) == digest
         except FileNotFoundError:
             return False
-
-    def _write(self, target: Path, data: bytes) -> None:
-        tmp = self.root / f".{target.name}.{uuid.uuid4().hex}.tmp"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise

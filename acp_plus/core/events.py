@@ -225,7 +225,7 @@ def text_block(text: str) -> dict[str, Any]:
 
 
 # Event types the increments add (acp_plus/features/); named here, beside the core's, so
-# the projection (updates.py) and replay read them without importing the features.
+# the projection (protocol/updates.py) and replay read them without importing the features.
 COMMAND_RUN = "command/run"
 COMMAND_DONE = "command/done"
 MODE_SET = "plan/mode"

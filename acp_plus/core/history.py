@@ -138,7 +138,7 @@ def used_tokens(events: list[dict[str, Any]]) -> int:
     """The token meter: what the context holds after the latest step that reported usage.
 
     Input (uncached + cache reads + cache writes) plus output, reasoning not added again;
-    the same formula as `acp_plus.updates.context_used` (docs/contract-notes.md,
+    the same formula as `acp_plus.protocol.updates.context_used` (docs/contract-notes.md,
     "usage_update.used"). 0 when no step reported usage.
     """
     usage = latest_usage(events)

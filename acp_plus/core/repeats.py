@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from acp_plus.js_json import js_json
+from acp_plus.core.js_json import js_json
 
 THRESHOLDS = (3, 5, 8)
 PREVIEW_CHARS = 500

@@ -28,6 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from acp_plus.core.durable import fsync_dir, write_atomic
+
 _UUID_RE = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
@@ -69,15 +71,6 @@ def validate_session_id(session_id: object) -> str:
 
 def _now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _fsync_dir(path: Path) -> None:
-    # Makes the directory entry of a new file durable, not only its contents.
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _lock_exclusive(path: Path, session_id: str) -> int:
@@ -299,17 +292,12 @@ class SessionStore:
         }
         line = (json.dumps(header, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         path = self._path(session_id)
-        tmp = path.with_suffix(".jsonl.tmp")
         log = SessionLog(path, header, [], len(line))
         log.acquire(reload=False)
         try:
-            with open(tmp, "wb") as fh:
-                fh.write(line)
-                fh.flush()
-                os.fsync(fh.fileno())
-            # Rename so a listing never sees a header-less file.
-            os.replace(tmp, path)
-            _fsync_dir(self._dir)
+            # Renamed into place, so a listing never sees a header-less file.
+            write_atomic(path, line)
+            fsync_dir(self._dir)
         except OSError as exc:
             log.release()
             raise StoreError(f"cannot create session log {path}: {exc}") from exc

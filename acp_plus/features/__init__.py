@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from acp_plus.config import Config
+    from acp_plus.settings.config import Config
 
 # Increment name -> the Config flag that narrows it in the plus profile (None: no flag).
 INCREMENTS: dict[str, str | None] = {

@@ -27,8 +27,8 @@ from typing import Any
 from acp_plus.core.approvals import ApprovalRequest, Responder
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.sandbox import is_inside, resolve_path
-from acp_plus.errors import invalid_params
-from acp_plus.params import js_type, schema_error
+from acp_plus.protocol.params import js_type, schema_error
+from acp_plus.wire.errors import invalid_params
 
 FIELD = "additionalDirectories"
 MAX_ENTRIES = 16

@@ -3,7 +3,7 @@
 A prompt whose blocks are all text and whose joined text, leading whitespace trimmed,
 is `/<name>` or `/<name><whitespace><args>` for a registered name runs that command:
 no model turn, two durable events (`command/run`, `command/done`) that the projection
-(`acp_plus/updates.py`) shows as a `user_message_chunk` echo and an
+(`acp_plus/protocol/updates.py`) shows as a `user_message_chunk` echo and an
 `agent_message_chunk` answer. Any other slash line (`/etc/hosts looks wrong`, an
 unknown name) is an ordinary prompt for the model.
 
@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acp_plus.content import text_only
 from acp_plus.core.events import COMMAND_DONE, COMMAND_RUN
+from acp_plus.core.js_json import JS_WHITESPACE
 from acp_plus.features import modes
-from acp_plus.js_json import JS_WHITESPACE
+from acp_plus.protocol.content import text_only
 
 _NAME = re.compile(r"/([A-Za-z][A-Za-z0-9_-]*)")
 

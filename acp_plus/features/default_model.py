@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from acp_plus.model_control import ProviderCatalog, Selection
+from acp_plus.protocol.model_control import ProviderCatalog, Selection
 
 
 def default_selection(catalog: Sequence[ProviderCatalog]) -> Selection | None:

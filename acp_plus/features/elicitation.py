@@ -19,9 +19,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from acp_plus.core.js_json import js_json, js_trim
 from acp_plus.core.tools.base import ToolContext, ToolResult
-from acp_plus.errors import RpcError
-from acp_plus.js_json import js_json, js_trim
+from acp_plus.wire.errors import RpcError
 
 TOOL_NAME = "ask_user_question"
 OTHER_SUFFIX = "__other"

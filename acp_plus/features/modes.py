@@ -2,7 +2,7 @@
 
 The mode is a durable fact of the session: switching commits a `plan/mode` event
 (`{"type": "plan/mode", "mode": ...}`), the projection turns it into
-`current_mode_update` (`acp_plus/updates.py`), and `current_mode` reads it back from
+`current_mode_update` (`acp_plus/protocol/updates.py`), and `current_mode` reads it back from
 the log, so a resumed or loaded session is in the mode it was left in.
 
 Plan mode changes what the model is told, nothing else: the mode's note rides on the
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_plus.core.events import MODE_SET
-from acp_plus.errors import RpcError, invalid_params
+from acp_plus.wire.errors import RpcError, invalid_params
 
 DEFAULT = "default"
 PLAN = "plan"

@@ -1,7 +1,7 @@
 """M2 `session/load` (docs/contract.md §6.1): what a load replays, and the one reading after.
 
 Pure: `replay` turns a session's committed events into the `session/update` payloads a
-load sends, in log order, through the live projection (`acp_plus.updates.project`) with
+load sends, in log order, through the live projection (`acp_plus.protocol.updates.project`) with
 no context window, so no historical `usage_update` is ever replayed (§6.1 step 5).
 `current_usage` is the single reading sent once the session is live again (step 8).
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from acp_plus.core.attachments import AttachmentStore, AttachmentUnavailable
 from acp_plus.core.history import used_tokens
-from acp_plus.updates import DeliveryError, ImageReader, acp_content, project
+from acp_plus.protocol.updates import DeliveryError, ImageReader, acp_content, project
 
 log = logging.getLogger(__name__)
 

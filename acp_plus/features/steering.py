@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from acp_plus.content import text_only
-from acp_plus.errors import RpcError, from_exception, invalid_params
-from acp_plus.js_json import js_trim
+from acp_plus.core.js_json import js_trim
+from acp_plus.protocol.content import text_only
+from acp_plus.wire.errors import RpcError, from_exception, invalid_params
 
 METHOD = "_session/steering"
 META = {"steering": {"supported": True}}

@@ -1,6 +1,6 @@
 """How the M5/M7 increments act on a connection's live sessions (docs/contract.md §6.3-§6.7).
 
-`Increments` is the one object the method table (`acp_plus/methods.py`) asks: which of
+`Increments` is the one object the method table (`acp_plus/server/methods.py`) asks: which of
 modes, commands, elicitation, steering and the default model are on (the profile
 switch, `acp_plus.features.enabled`), and what they add to each method. The decisions
 are the pure modules' (`modes`, `commands`, `elicitation`, `steering`,
@@ -17,18 +17,18 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_plus import features
-from acp_plus.errors import invalid_params, session_closing
 from acp_plus.features import commands, default_model, elicitation, modes, steering
-from acp_plus.model_control import Selection, resolved_effort
-from acp_plus.updates import config_option_update
+from acp_plus.protocol.model_control import Selection, resolved_effort
+from acp_plus.protocol.updates import config_option_update
+from acp_plus.wire.errors import invalid_params, session_closing
 
 if TYPE_CHECKING:
-    from acp_plus.config import Config
     from acp_plus.core.agent import Agent
     from acp_plus.core.tools.base import Tool
-    from acp_plus.rpc import RequestContext
-    from acp_plus.runtime import Runtime, SharedRuntime
-    from acp_plus.sessions import LiveSession
+    from acp_plus.live.runtime import Runtime, SharedRuntime
+    from acp_plus.live.sessions import LiveSession
+    from acp_plus.settings.config import Config
+    from acp_plus.wire.rpc import RequestContext
 
 ClientRequest = Callable[[str, Any], Awaitable[Any]]
 
@@ -165,7 +165,7 @@ class Increments:
 
     async def session_options(self, session: LiveSession) -> list[dict[str, Any]]:
         """The session's complete `configOptions` now."""
-        from acp_plus.runtime import config_options
+        from acp_plus.live.runtime import config_options
 
         runtime = await self._runtime.get()
         return self.config_options(session, await config_options(session, runtime))

@@ -1,7 +1,7 @@
-"""The ACP method table and the stdio entry: what sits above the core and the increments.
+"""The ACP method table and the stdio entry: the top layer (acp_plus/ARCHITECTURE.md).
 
 `stdio.run_stdio` serves one connection; `methods.Server` maps each ACP method to its
 handler; `restore` brings a stored session back (resume, load); `activation` brings a
-session live. These modules import the core, the features and the wire modules of
-`acp_plus`; nothing below imports them.
+session live. These modules import every layer below (`features/`, `live/`,
+`settings/`, `protocol/`, `wire/`, `core/`); nothing below imports them.
 """

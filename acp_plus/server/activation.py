@@ -12,25 +12,37 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from acp_plus import model_control
-from acp_plus.errors import invalid_params
-from acp_plus.runtime import Runtime
-from acp_plus.sessions import LiveSession
+from acp_plus import features
+from acp_plus.features import additional_directories
+from acp_plus.live.runtime import Runtime
+from acp_plus.live.sessions import LiveSession
+from acp_plus.protocol import model_control
+from acp_plus.protocol.params import no_additional_directories
+from acp_plus.wire.errors import invalid_params
 
 if TYPE_CHECKING:
     from acp_plus.core.context import ModelContext
     from acp_plus.core.store import SessionLog
     from acp_plus.core.tools.base import Tool
-    from acp_plus.mcp_config import McpServerSpec
+    from acp_plus.core.tools.mcp import McpServerSpec
+    from acp_plus.settings.config import Config
 
 log = logging.getLogger(__name__)
 
 
 def validate_mcp(params: dict[str, Any], cwd: str) -> list[McpServerSpec]:
     """The request's `mcpServers`, validated against the session's cwd (§1.4)."""
-    from acp_plus.mcp_config import validate
+    from acp_plus.protocol.mcp_config import validate
 
     return validate(params.get("mcpServers"), cwd=cwd)
+
+
+def requested_roots(config: Config, params: dict[str, Any], cwd: str) -> tuple[str, ...]:
+    """The request's additional directories (§6.2), or native's refusal when off."""
+    if features.enabled(config, "additional_directories"):
+        return additional_directories.validate(params.get("additionalDirectories"), cwd)
+    no_additional_directories(params)
+    return ()
 
 
 def open_resumable(
@@ -48,7 +60,7 @@ def open_resumable(
     refusal: `session is not resumable` (§1.1) or `session is not loadable` (§6.1).
     """
     from acp_plus.core.store import StoreError, UnknownSession
-    from acp_plus.cursor import same_directory
+    from acp_plus.protocol.cursor import same_directory
 
     try:
         session_log = runtime.store.open(session_id)

@@ -1,10 +1,12 @@
 """The ACP method table of acp-plus (baseline: native dsh-acp era 3, contract §1-§5).
 
 `Server._handlers` maps each method to its handler: a new ACP method is one entry there
-plus one `async def handler(self, params, ctx)` below. Handlers read their parameters
-with `params.py` (top-level keys only, so `_meta` never overrides one), bring sessions
+plus one `async def handler(self, params, ctx)` below, or in a group of handlers the
+server composes (`restore.Restore`: resume and load), built with what it uses passed in
+explicitly: the session table and the client link of `state.py`. Handlers read their parameters
+with `protocol/params.py` (top-level keys only, so `_meta` never overrides one), bring sessions
 live with `activation.py`, and leave prompt mechanics to `sessions.LiveSession`. The
-core runtime (`runtime.py`) is built on first use, so `initialize` stays fast.
+core runtime (`live/runtime.py`) is built on first use, so `initialize` stays fast.
 
 The increments (§6, `acp_plus/features/`) exist only in the `plus` profile
 (`Config.increments`); in the `native` profile their methods are not registered, as in
@@ -18,18 +20,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from acp_plus import features, model_control
-from acp_plus.config import Config
-from acp_plus.errors import (
-    bridge_disposed,
-    internal_error,
-    method_not_found,
-    session_closing,
-    unknown_session,
-)
+from acp_plus import features
 from acp_plus.features import modes, steering
 from acp_plus.features.wiring import Increments
-from acp_plus.params import (
+from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
+from acp_plus.live.sessions import LiveSession, close_all
+from acp_plus.protocol import model_control
+from acp_plus.protocol.params import (
     absolute_cwd,
     as_object,
     optional_str,
@@ -37,15 +34,23 @@ from acp_plus.params import (
     protocol_version,
     required_str,
 )
-from acp_plus.rpc import Connection, RequestContext
-from acp_plus.runtime import Runtime, SharedRuntime, config_options
 from acp_plus.server.activation import (
+    requested_roots,
     rollback,
     start_agent,
     validate_mcp,
 )
-from acp_plus.server.restore import RestoreHandlers, realpath
-from acp_plus.sessions import LiveSession, close_all
+from acp_plus.server.restore import Restore, realpath
+from acp_plus.server.state import ClientLink, LiveSessions
+from acp_plus.settings.config import Config
+from acp_plus.wire.errors import (
+    bridge_disposed,
+    internal_error,
+    method_not_found,
+    session_closing,
+    unknown_session,
+)
+from acp_plus.wire.rpc import Connection, RequestContext
 
 log = logging.getLogger(__name__)
 
@@ -58,20 +63,25 @@ closes the providers and the connection)."""
 Handler = Callable[[dict[str, Any], RequestContext], Awaitable[Any]]
 
 
-class Server(RestoreHandlers):
+class Server:
     """One ACP connection's agent side: the method table and the live sessions."""
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.conn: Connection | None = None
-        self.sessions: dict[str, LiveSession] = {}
-        self.activating: set[str] = set()
-        self.loading: dict[str, asyncio.Event] = {}
-        """Ids a `session/load` is bringing back; set when it has answered (§6.1)."""
-        self.disposed = False
+        self.client = ClientLink()
+        self.live = LiveSessions()
         self.runtime = SharedRuntime(config)
         self.plus = Increments(config, self.runtime)
         """Modes, commands, elicitation, steering, default model (§6.3-§6.7)."""
+        self.restore = Restore(
+            config,
+            self.runtime,
+            self.plus,
+            self.live,
+            self.client,
+            make_session=self._make_session,
+            deployment_route=self._deployment_route,
+        )
         self._image_advertised = False
         self._teardown: asyncio.Task[None] | None = None
         # The method table: one entry per ACP method (§1); anything else is -32601.
@@ -80,7 +90,7 @@ class Server(RestoreHandlers):
             "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/list": self.list_sessions,
-            "session/resume": self.resume_session,
+            "session/resume": self.restore.resume_session,
             "session/close": self.close_session,
             "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
@@ -88,7 +98,7 @@ class Server(RestoreHandlers):
         if config.increments:
             # Registered even with enable_session_load off: then it answers the -32602
             # gate text, as the reference acp-plus does (§1.2).
-            self._handlers["session/load"] = self.load_session
+            self._handlers["session/load"] = self.restore.load_session
         if self.plus.modes:
             self._handlers["session/set_mode"] = self.set_mode
         if self.plus.steering:
@@ -98,14 +108,14 @@ class Server(RestoreHandlers):
 
     def attach(self, conn: Connection) -> None:
         """Bind the connection used for notifications and client requests."""
-        self.conn = conn
+        self.client.conn = conn
 
     async def on_request(self, method: str, params: Any, ctx: RequestContext) -> Any:
         """Dispatch a request; unknown methods get -32601 (§1.0)."""
         handler = self._handlers.get(method)
         if handler is None:
             raise method_not_found(method)
-        if self.disposed and method not in ("initialize", "authenticate"):
+        if self.live.disposed and method not in ("initialize", "authenticate"):
             raise bridge_disposed()
         if method == steering.METHOD:
             return await handler(params, ctx)  # it answers non-object params itself (§6.6)
@@ -115,47 +125,16 @@ class Server(RestoreHandlers):
         """`session/cancel` is the only notification; others are ignored."""
         if method == "session/cancel" and isinstance(params, dict):
             session_id = params.get("sessionId")
-            session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+            session = self.live.sessions.get(session_id) if isinstance(session_id, str) else None
             if session is not None:
                 session.cancel()
-
-    async def _send_update(self, params: dict[str, Any]) -> None:
-        if self.conn is not None:
-            await self.conn.notify("session/update", params)
-
-    async def _client_request(self, method: str, params: Any) -> Any:
-        if self.conn is None:
-            raise RuntimeError("no client connection")
-        return await self.conn.request(method, params)
-
-    async def _withdrawable_request(self, method: str, params: Any) -> Any:
-        """A client request that is withdrawn (`$/cancel_request`) when the awaiting
-        task is cancelled, so the client can close what it shows (§6.5 withdrawal)."""
-        conn = self.conn
-        if conn is None:
-            raise RuntimeError("no client connection")
-        # The id `request` is about to take: it reads `_next_id` before its first await,
-        # and nothing runs in between. (rpc.Connection has no public way to name it.)
-        request_id = conn._next_id
-        try:
-            return await conn.request(method, params)
-        except asyncio.CancelledError:
-            await conn.notify("$/cancel_request", {"requestId": request_id})
-            raise
-
-    def _session(self, params: dict[str, Any]) -> LiveSession:
-        session_id = required_str(params, "sessionId")
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise unknown_session(session_id)
-        return session
 
     def _make_session(self, session_id: str, cwd: str, runtime: Runtime) -> LiveSession:
         return LiveSession(
             session_id,
             cwd,
-            send=self._send_update,
-            client_request=self._client_request,
+            send=self.client.send_update,
+            client_request=self.client.request,
             image_advertised=lambda: self._image_advertised,
             attachments=runtime.attachments,
             resolve_modalities=runtime.input_modalities,
@@ -224,12 +203,12 @@ class Server(RestoreHandlers):
     async def new_session(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/new`: validate, persist the header, start the agent (§1.1)."""
         cwd = absolute_cwd(required_str(params, "cwd"))
-        roots = self._roots(params, cwd)
+        roots = requested_roots(self.config, params, cwd)
         mcp_servers = validate_mcp(params, cwd)
         runtime = await self.runtime.get()
         session_log = runtime.store.create(cwd)
         session = self._make_session(session_log.id, cwd, runtime)
-        self.activating.add(session.id)
+        self.live.activating.add(session.id)
         try:
             await start_agent(
                 session,
@@ -240,23 +219,23 @@ class Server(RestoreHandlers):
                 sandbox=self.config.sandbox,
                 mcp_startup_timeout=self.config.mcp_startup_timeout,
                 roots=roots,
-                session_tools=self.plus.session_tools(session, self._withdrawable_request),
+                session_tools=self.plus.session_tools(session, self.client.withdrawable_request),
             )
-            if self.disposed:
+            if self.live.disposed:
                 raise internal_error("connection closed during session/new")
             options = await config_options(session, runtime)
         except BaseException:
             await rollback(session)
             raise
         finally:
-            self.activating.discard(session.id)
-        self.sessions[session.id] = session
+            self.live.activating.discard(session.id)
+        self.live.sessions[session.id] = session
         result = {"sessionId": session.id, "configOptions": options}
         return await self.plus.activated(session, result, new=True)
 
     async def list_sessions(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/list` with the keyset cursor (§1.6)."""
-        from acp_plus.cursor import page
+        from acp_plus.protocol.cursor import page
 
         cwd = optional_str(params, "cwd")
         if cwd is not None:
@@ -269,29 +248,29 @@ class Server(RestoreHandlers):
             cwd_filter=cwd,
             cursor=cursor,
             page_size=self.config.session_list_page_size,
-            exclude_ids=set(self.sessions) | self.activating,
+            exclude_ids=set(self.live.sessions) | self.live.activating,
             realpath=realpath,
         )
 
     async def close_session(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/close`: concurrent closes share one; the record goes either way."""
-        await self._after_load(params)
-        session = self._session(params)
+        await self.live.after_load(params)
+        session = self.live.require(params)
         try:
             await asyncio.shield(session.close())
         except Exception as exc:
             raise internal_error(f"session close failed: {exc}") from None
         finally:
-            if self.sessions.get(session.id) is session:
-                del self.sessions[session.id]
+            if self.live.sessions.get(session.id) is session:
+                del self.live.sessions[session.id]
         return {}
 
     async def set_config_option(
         self, params: dict[str, Any], ctx: RequestContext
     ) -> dict[str, Any]:
         """`session/set_config_option` (§1.5); applied in arrival order per session."""
-        await self._after_load(params)
-        session = self._session(params)
+        await self.live.after_load(params)
+        session = self.live.require(params)
         if session.closing:
             raise session_closing(session.id)
         config_id = required_str(params, "configId")
@@ -327,8 +306,8 @@ class Server(RestoreHandlers):
 
     async def prompt(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/prompt`: the slot, admission and settlement live in `LiveSession`."""
-        await self._after_load(params)
-        session = self._session(params)
+        await self.live.after_load(params)
+        session = self.live.require(params)
         blocks = prompt_blocks(params)
         line = self.plus.command_line(session, blocks)
         if line is not None:
@@ -339,8 +318,8 @@ class Server(RestoreHandlers):
         """`session/set_mode` (§6.3): `default` or `plan`; the switch is a durable event."""
         required_str(params, "sessionId")
         mode_id = required_str(params, "modeId")
-        await self._after_load(params)
-        session = self._session(params)
+        await self.live.after_load(params)
+        session = self.live.require(params)
         if session.closing:
             raise session_closing(session.id)
         async with session.config_lock:
@@ -350,8 +329,8 @@ class Server(RestoreHandlers):
     async def steer(self, params: Any, ctx: RequestContext) -> dict[str, str]:
         """`_session/steering` (§6.6): text for the running turn's next step boundary."""
         session_id = steering.session_id(params)
-        await self._after_load({"sessionId": session_id})
-        session = self.sessions.get(session_id)
+        await self.live.after_load({"sessionId": session_id})
+        session = self.live.sessions.get(session_id)
         if session is None:
             raise unknown_session(session_id)
         return self.plus.steer(session, params.get("prompt"))
@@ -365,9 +344,9 @@ class Server(RestoreHandlers):
         return self._teardown
 
     async def _dispose(self) -> None:
-        self.disposed = True
-        sessions = list(self.sessions.values())
-        self.sessions.clear()
+        self.live.disposed = True
+        sessions = list(self.live.sessions.values())
+        self.live.sessions.clear()
         failures = await close_all(sessions, TEARDOWN_SECONDS)
         if failures:
             log.error(

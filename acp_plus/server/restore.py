@@ -1,11 +1,14 @@
 """`session/resume` and `session/load`: bringing a stored session back (§1.1, §6.1).
 
-`RestoreHandlers` is a base class of `methods.Server`, so the method table names these
-handlers like any other; what they use of the server is declared below. Resume and load
-are one path (`_bring_back`): a load first claims the session's one-writer lock,
-replays the log (`features/session_load.py`), and after the agent is live sends one
-current usage reading. While a load runs, requests for its id wait for it
-(`_after_load`) instead of finding no session (docs/contract-notes.md, "session/load").
+`Restore` is one group of the method table's handlers, composed by `methods.Server`,
+which passes in what it uses: the configuration, the shared runtime, the increments, the
+session table (`state.LiveSessions`), the client (`state.ClientLink`), and two steps of
+the server's own (making a `LiveSession`, the deployment's route). Resume and load are
+one path (`_bring_back`): a load first claims the session's one-writer lock, replays
+the log (`features/session_load.py`), and after the agent is live sends one current
+usage reading. While a load runs, requests for its id wait for it
+(`LiveSessions.after_load`) instead of finding no session (docs/contract-notes.md,
+"session/load").
 """
 
 from __future__ import annotations
@@ -13,59 +16,48 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from acp_plus import features, model_control
-from acp_plus.errors import internal_error, invalid_params
-from acp_plus.features import additional_directories, session_load
-from acp_plus.params import absolute_cwd, no_additional_directories, required_str
-from acp_plus.rpc import Connection, RequestContext, request_cancelled
-from acp_plus.runtime import Runtime, SharedRuntime, config_options
+from acp_plus import features
+from acp_plus.features import session_load
+from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
+from acp_plus.live.sessions import LiveSession
+from acp_plus.protocol import model_control
+from acp_plus.protocol.params import absolute_cwd, required_str
 from acp_plus.server.activation import (
     claim,
     open_resumable,
+    requested_roots,
     rollback,
     start_agent,
     validate_mcp,
 )
-from acp_plus.sessions import LiveSession
+from acp_plus.wire.errors import internal_error, invalid_params
+from acp_plus.wire.rpc import RequestContext, request_cancelled
 
 if TYPE_CHECKING:
-    from acp_plus.config import Config
     from acp_plus.features.wiring import Increments
+    from acp_plus.server.state import ClientLink, LiveSessions
+    from acp_plus.settings.config import Config
 
 
-class RestoreHandlers:
-    """The resume and load handlers of `methods.Server`."""
+MakeSession = Callable[[str, str, Runtime], LiveSession]
+"""(session id, cwd, runtime) -> a session of this connection, not yet live."""
+DeploymentRoute = Callable[[], Awaitable[model_control.Selection | None]]
 
-    # Provided by `methods.Server`.
+
+@dataclass(frozen=True)
+class Restore:
+    """The `session/resume` and `session/load` handlers, and what they use."""
+
     config: Config
-    conn: Connection | None
-    sessions: dict[str, LiveSession]
-    activating: set[str]
-    loading: dict[str, asyncio.Event]
-    disposed: bool
     runtime: SharedRuntime
     plus: Increments
-    _make_session: Callable[[str, str, Runtime], LiveSession]
-    _deployment_route: Callable[[], Awaitable[model_control.Selection | None]]
-    _withdrawable_request: Callable[[str, Any], Awaitable[Any]]
-    _send_update: Callable[[dict[str, Any]], Awaitable[None]]
-
-    async def _after_load(self, params: dict[str, Any]) -> None:
-        # A request for a session that a load is still bringing back waits for the load
-        # instead of getting `unknown session` (docs/contract-notes.md, "session/load").
-        session_id = params.get("sessionId")
-        loading = self.loading.get(session_id) if isinstance(session_id, str) else None
-        if loading is not None:
-            await loading.wait()
-
-    def _roots(self, params: dict[str, Any], cwd: str) -> tuple[str, ...]:
-        """The request's additional directories (§6.2), or native's refusal when off."""
-        if features.enabled(self.config, "additional_directories"):
-            return additional_directories.validate(params.get("additionalDirectories"), cwd)
-        no_additional_directories(params)
-        return ()
+    live: LiveSessions
+    client: ClientLink
+    make_session: MakeSession
+    deployment_route: DeploymentRoute
 
     async def resume_session(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/resume`: no replay; the route comes back from the log (§1.1, §1.5)."""
@@ -86,27 +78,27 @@ class RestoreHandlers:
         method = "session/load" if load else "session/resume"
         session_id = required_str(params, "sessionId")
         cwd = absolute_cwd(required_str(params, "cwd"))
-        roots = self._roots(params, cwd)
+        roots = requested_roots(self.config, params, cwd)
         mcp_servers = validate_mcp(params, cwd)
-        if session_id in self.sessions or session_id in self.activating:
+        if self.live.taken(session_id):
             raise invalid_params(f"session is already active: {session_id}")
-        self.activating.add(session_id)
+        self.live.activating.add(session_id)
         answered = asyncio.Event()
         if load:
-            self.loading[session_id] = answered
+            self.live.loading[session_id] = answered
         try:
             runtime = await self.runtime.get()
             verb = "loadable" if load else "resumable"
             session_log, stored_cwd = open_resumable(runtime, session_id, cwd, realpath, verb=verb)
-            session = self._make_session(session_id, stored_cwd, runtime)
+            session = self.make_session(session_id, stored_cwd, runtime)
             try:
                 if load:
                     # One writer before one update: a session live in another process
                     # fails here, with nothing replayed (docs/contract-notes.md).
                     claim(session_log)
-                    await self._replay(session, session_log.events(), runtime, ctx)
+                    await self.replay(session, session_log.events(), runtime, ctx)
                 selection = model_control.restore(
-                    last_route(session_log.events()), await self._deployment_route()
+                    last_route(session_log.events()), await self.deployment_route()
                 )
                 await start_agent(
                     session,
@@ -117,12 +109,14 @@ class RestoreHandlers:
                     sandbox=self.config.sandbox,
                     mcp_startup_timeout=self.config.mcp_startup_timeout,
                     roots=roots,
-                    session_tools=self.plus.session_tools(session, self._withdrawable_request),
+                    session_tools=self.plus.session_tools(
+                        session, self.client.withdrawable_request
+                    ),
                 )
                 assert session.agent is not None
                 # A turn a crash left open ends `interrupted` before new work starts.
                 session.agent.settle_interrupted()
-                if self.disposed:
+                if self.live.disposed:
                     raise internal_error(f"connection closed during {method}")
                 options = await config_options(session, runtime)
                 if load:
@@ -136,17 +130,17 @@ class RestoreHandlers:
                 await rollback(session)
                 session_log.release()  # a load's early claim, when no agent took it over
                 raise
-            self.sessions[session_id] = session
+            self.live.sessions[session_id] = session
             return await self.plus.activated(session, {"configOptions": options}, new=False)
         finally:
-            self.activating.discard(session_id)
+            self.live.activating.discard(session_id)
             if load:
-                del self.loading[session_id]
+                del self.live.loading[session_id]
                 # Once the answer is written: this runs after the handler returns, and
                 # the response is written before the connection's task next yields.
                 asyncio.get_running_loop().call_soon(answered.set)
 
-    async def _replay(
+    async def replay(
         self,
         session: LiveSession,
         events: list[dict[str, Any]],
@@ -160,8 +154,8 @@ class RestoreHandlers:
             if ctx.aborted.is_set():
                 raise request_cancelled()
             for update in group:
-                await self._send_update({"sessionId": session.id, "update": update})
-            if self.disposed or (self.conn is not None and self.conn.closed):
+                await self.client.send_update({"sessionId": session.id, "update": update})
+            if self.live.disposed or self.client.closed:
                 raise internal_error("connection closed during session/load")
 
 

@@ -7,10 +7,10 @@ import contextlib
 import os
 import signal
 
-from acp_plus.config import Config
 from acp_plus.core.tools.proctree import descendants
-from acp_plus.rpc import Connection, open_stdio
 from acp_plus.server.methods import Server
+from acp_plus.settings.config import Config
+from acp_plus.wire.rpc import Connection, open_stdio
 
 
 def kill_descendants() -> None:

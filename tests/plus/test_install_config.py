@@ -27,13 +27,13 @@ from typing import Any
 import pytest
 from plus_agent import REPO
 
-from acp_plus.config import TRANSPORT_DEFAULTS, build
-from acp_plus.config_schema import ConfigError
 from acp_plus.core.llm.base import ModelRequest
 from acp_plus.core.llm.openai_chat import OpenAIChatConfig, OpenAIChatProvider
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
-from parity.fakellm import FakeLLM
-from parity.scenario import DEFAULT_CATALOG
+from acp_plus.settings.config import TRANSPORT_DEFAULTS, build
+from acp_plus.settings.config_schema import ConfigError
+from parity.fakellm.server import FakeLLM
+from parity.scenario.model import DEFAULT_CATALOG
 
 ENTRY = "acp_plus.__main__:main"
 MODELS = tuple(DEFAULT_CATALOG["providers"][0]["models"])
@@ -459,7 +459,7 @@ async def test_parity_stream_request_timeout_and_transport_retries() -> None:
 async def test_build_runtime_passes_the_config_to_both_providers(
     fake: FakeLLM, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from acp_plus.runtime import build_runtime
+    from acp_plus.live.runtime import build_runtime
 
     # build_runtime protects the key variable from tool environments process-wide, so it
     # gets a name of its own (the fake ignores the key).

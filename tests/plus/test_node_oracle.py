@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from acp_plus import content, cursor, js_json, mcp_config
+from acp_plus.core import js_json
+from acp_plus.protocol import content, cursor, mcp_config
 
 ORACLE = r"""
 const crypto = require("crypto");

@@ -73,7 +73,7 @@ def mutated_copy(tmp: Path, module: str, old: str, new: str) -> Path:
 
 MUTATIONS = [
     pytest.param(
-        "updates.py",
+        "protocol/updates.py",
         '"kind": "other",',
         '"kind": "execute",',
         "[changed field] steps[2].updates[2].kind",
@@ -81,7 +81,7 @@ MUTATIONS = [
         id="tool-call-kind",
     ),
     pytest.param(
-        "settlement.py",
+        "protocol/settlement.py",
         '"completed": "end_turn",',
         '"completed": "max_tokens",',
         "[stop reason] steps[2].result.stopReason",

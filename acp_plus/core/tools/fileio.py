@@ -5,9 +5,10 @@
   be cancelled), a device has no end.
 - `replace_file` writes a temp file in the target's directory, fsyncs it, gives it the
   original's permission bits (and owner, where the OS lets us), and renames it over the
-  target. So a crash leaves the old file or the new one, never half of either, and a
-  hardlink's other names (say, a file outside the workspace linked into it) keep their
-  content: the workspace name now points to a new inode.
+  target (`core/durable.py`, the one atomic write). So a crash leaves the old file or the
+  new one, never half of either, and a hardlink's other names (say, a file outside the
+  workspace linked into it) keep their content: the workspace name now points to a new
+  inode.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from pathlib import Path
 from typing import BinaryIO
 
+from acp_plus.core.durable import fsync_dir, write_atomic
+
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_NAME_ROOM = 200  # leaves room for the temp name's prefix and suffix within NAME_MAX
 
 
 def not_regular() -> OSError:
@@ -60,41 +61,8 @@ def replace_file(path: Path, data: bytes) -> None:
         old = None
     if old is not None and not stat.S_ISREG(old.st_mode):
         raise not_regular()
-    temp, fd = _create_temp(path)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            if old is not None:
-                # chown before chmod: changing the owner clears setuid/setgid bits.
-                with contextlib.suppress(OSError):
-                    os.fchown(fh.fileno(), old.st_uid, old.st_gid)
-                os.fchmod(fh.fileno(), stat.S_IMODE(old.st_mode))
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _create_temp(path: Path) -> tuple[Path, int]:
-    # O_EXCL with a random name: never an existing file, never someone's symlink.
-    for _ in range(100):
-        temp = path.with_name(f".{path.name[:_NAME_ROOM]}.{secrets.token_hex(4)}.tmp")
-        try:
-            return temp, os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
-        except FileExistsError:
-            continue
-    raise FileExistsError(errno.EEXIST, "no free temporary name", str(path.parent))
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; best effort (some file systems refuse it).
+    write_atomic(path, data, like=old)
+    # Makes the rename itself durable; best effort (the workspace may be on a file
+    # system that refuses a directory fsync).
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(path.parent)

@@ -3,7 +3,7 @@
 Each server gets one `McpConnection`, owned by a dedicated task: the SDK's client is an
 anyio context whose enter and exit must happen in the same task, while tool calls come
 from the turn's task. Its tools appear to the model as `mcp__<server>__<tool>`, where
-`<server>` is the name `acp_plus.mcp_config` normalized (§1.4). A server that fails to
+`<server>` is the name `acp_plus.protocol.mcp_config` normalized (§1.4). A server that fails to
 start raises `McpStartError` (the contract's `failOnStartupError`), and so does one that
 has not answered `initialize` and `tools/list` within the startup timeout (config
 `mcp_startup_timeout`): a server that never answers cannot hold `session/new` forever.
@@ -18,15 +18,41 @@ import contextlib
 import importlib
 import logging
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from acp_plus.core.tools.base import ToolContext, ToolResult
-from acp_plus.mcp_config import HttpServer, McpServerSpec, StdioServer
 
 if TYPE_CHECKING:
     from mcp import Client
 
 log = logging.getLogger(__name__)
+
+
+# What `protocol/mcp_config.py` makes of a validated `mcpServers` entry (§1.4).
+@dataclass(frozen=True)
+class StdioServer:
+    """A stdio MCP server; it runs with `cwd` set to the session cwd."""
+
+    name: str
+    source_name: str
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    cwd: str
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """A streamable-HTTP MCP server."""
+
+    name: str
+    source_name: str
+    url: str
+    headers: tuple[tuple[str, str], ...]
+
+
+McpServerSpec = StdioServer | HttpServer
 
 START_TIMEOUT = 30.0
 """Seconds a server gets to answer `initialize` and list its tools (the config default)."""

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_plus.content import BAD_MIME_TYPE
 from acp_plus.core.attachments import (
+    BAD_MIME_TYPE,
     AttachmentStore,
     AttachmentUnavailable,
     ImageLimits,

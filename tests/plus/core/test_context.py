@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from acp_plus.config import build
-from acp_plus.config_schema import ConfigError
 from acp_plus.core.context import (
     DEFAULT_PERSONA,
     ContextSettings,
@@ -26,6 +24,8 @@ from acp_plus.core.context import (
     system_prompt,
 )
 from acp_plus.core.events import context_message, user_message
+from acp_plus.settings.config import build
+from acp_plus.settings.config_schema import ConfigError
 
 
 def _size(text: str) -> int:

@@ -13,7 +13,7 @@ from acp_plus.core.history import (
     last_route,
     used_tokens,
 )
-from acp_plus.updates import context_used
+from acp_plus.protocol.updates import context_used
 
 
 def test_dangling_tool_call_gets_a_failed_result_in_the_model_view_only() -> None:

@@ -10,7 +10,7 @@ from feature_support import exchange, kinds
 from plus_agent import World, WorldFactory, raw_agent
 
 from acp_plus.features.default_model import default_selection
-from acp_plus.model_control import ModelEntry, ProviderCatalog, Selection
+from acp_plus.protocol.model_control import ModelEntry, ProviderCatalog, Selection
 
 EYE = {"id": "eye", "name": "Eye", "contextWindow": 2048, "inputModalities": ["text", "image"]}
 EAR = {"id": "ear", "name": "Ear", "contextWindow": 2048}

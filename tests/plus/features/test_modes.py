@@ -12,8 +12,8 @@ from feature_support import exchange, kinds, open_session, prompt, requests_of, 
 from plus_agent import WorldFactory, log_events, raw_agent
 
 from acp_plus.core.tools.backend import find_backend
-from acp_plus.errors import RpcError
 from acp_plus.features import modes
+from acp_plus.wire.errors import RpcError
 
 # -- pure ---------------------------------------------------------------------------------
 

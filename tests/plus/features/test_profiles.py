@@ -15,8 +15,8 @@ import pytest
 from plus_agent import WorldFactory, raw_agent
 
 from acp_plus import features
-from acp_plus.config import build
-from acp_plus.config_schema import ConfigError
+from acp_plus.settings.config import build
+from acp_plus.settings.config_schema import ConfigError
 
 HOME = Path("/h")
 NATIVE_CAPABILITIES = {

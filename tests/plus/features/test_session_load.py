@@ -19,13 +19,13 @@ import pytest
 from acp import PROTOCOL_VERSION, text_block
 from plus_agent import ECHO, RawAgent, World, WorldFactory, log_events, raw_agent, sdk_agent
 
-from acp_plus.config import build
 from acp_plus.core.llm.base import Router
-from acp_plus.errors import RpcError
 from acp_plus.features.session_load import NOT_ENABLED
-from acp_plus.rpc import RequestContext
 from acp_plus.server.methods import Server
-from parity.scenario import DEFAULT_CATALOG
+from acp_plus.settings.config import build
+from acp_plus.wire.errors import RpcError
+from acp_plus.wire.rpc import RequestContext
+from parity.scenario.model import DEFAULT_CATALOG
 
 TOOL_TURN = [
     {
@@ -287,8 +287,8 @@ class _Conn:
 async def test_a_request_abort_stops_the_replay_between_events(tmp_path: Path) -> None:
     from acp_plus.core.attachments import AttachmentStore
     from acp_plus.core.store import SessionStore
-    from acp_plus.rpc import REQUEST_CANCELLED, Connection
-    from acp_plus.runtime import Runtime
+    from acp_plus.live.runtime import Runtime
+    from acp_plus.wire.rpc import REQUEST_CANCELLED, Connection
 
     store = SessionStore(tmp_path)
     log = store.create("/w")
@@ -302,7 +302,7 @@ async def test_a_request_abort_stops_the_replay_between_events(tmp_path: Path) -
     server.attach(cast(Connection, conn))
     session = server._make_session(log.id, "/w", runtime)
     with pytest.raises(RpcError) as raised:
-        await server._replay(session, log.events(), runtime, ctx)
+        await server.restore.replay(session, log.events(), runtime, ctx)
     assert raised.value.code == REQUEST_CANCELLED
     # One event's updates went out; the abort was seen before the next event.
     assert conn.sent == [
@@ -362,8 +362,8 @@ async def test_a_prompt_image_replays_from_the_attachment_store(world: WorldFact
 async def test_a_client_gone_mid_replay_ends_the_load(tmp_path: Path) -> None:
     from acp_plus.core.attachments import AttachmentStore
     from acp_plus.core.store import SessionStore
-    from acp_plus.rpc import Connection
-    from acp_plus.runtime import Runtime
+    from acp_plus.live.runtime import Runtime
+    from acp_plus.wire.rpc import Connection
 
     store = SessionStore(tmp_path)
     log = store.create("/w")
@@ -377,7 +377,7 @@ async def test_a_client_gone_mid_replay_ends_the_load(tmp_path: Path) -> None:
     server.attach(cast(Connection, conn))
     session = server._make_session(log.id, "/w", runtime)
     with pytest.raises(RpcError) as raised:
-        await server._replay(session, log.events(), runtime, RequestContext(2))
+        await server.restore.replay(session, log.events(), runtime, RequestContext(2))
     assert raised.value.to_json() == {
         "code": -32603,
         "message": "Internal error: connection closed during session/load",

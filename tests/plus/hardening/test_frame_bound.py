@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from plus_agent import RawAgent, World, WorldFactory, raw_agent
 
-from acp_plus.frames import MAX_FRAME_BYTES, LineSplitter, Oversized
+from acp_plus.wire.frames import MAX_FRAME_BYTES, LineSplitter, Oversized
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

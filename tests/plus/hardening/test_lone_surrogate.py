@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from plus_agent import WorldFactory, log_events, raw_agent
 
-from acp_plus.content import ContentError, admit
+from acp_plus.protocol.content import ContentError, admit
 
 LONE = "Invalid params: prompt text contains a lone surrogate (U+D800); text must be valid Unicode"
 

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from plus_agent import World, WorldFactory, processes_with, raw_agent, wait_for
 
-from acp_plus.rpc import REQUEST_CANCELLED, Connection, RequestContext
+from acp_plus.wire.rpc import REQUEST_CANCELLED, Connection, RequestContext
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

@@ -22,8 +22,13 @@ from acp_plus.core.llm.base import Router
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.store import SessionStore
 from acp_plus.core.tools.base import ToolContext, ToolRegistry
-from acp_plus.core.tools.mcp import McpConnection, McpStartError, start_servers
-from acp_plus.mcp_config import HttpServer, StdioServer
+from acp_plus.core.tools.mcp import (
+    HttpServer,
+    McpConnection,
+    McpStartError,
+    StdioServer,
+    start_servers,
+)
 
 FIXTURE = Path(__file__).with_name("mcp_fixture_server.py")
 
@@ -160,7 +165,7 @@ async def test_streamable_http_server(http_server: str, tmp_path: Path) -> None:
 
 GAP_PROBE = """
 import asyncio, sys, time
-from acp_plus.mcp_config import StdioServer
+from acp_plus.core.tools.mcp import StdioServer
 from acp_plus.core.tools.mcp import McpConnection
 
 async def main():
