@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -35,8 +34,13 @@ from acp_plus.core.repeats import RepeatTracker
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.step import StepAccumulator, tool_calls
 from acp_plus.core.store import SessionLog
+from acp_plus.core.tool_arguments import (
+    NOT_AN_OBJECT_TEXT,
+    NOT_LOSSLESS_TEXT,
+    lossless,
+    parse_arguments,
+)
 from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
-from acp_plus.js_json import js_parse
 
 log = logging.getLogger(__name__)
 
@@ -55,33 +59,6 @@ class Route(NamedTuple):
 
 class TurnInProgress(RuntimeError):
     """`run_turn` was called while a turn is still running."""
-
-
-def parse_arguments(raw: str) -> Any:
-    """A tool call's raw arguments as native reads them: `""` is `{}`, JSON text its
-    value (JavaScript number semantics: `1.0` is `1`), anything else the text itself."""
-    if raw == "":
-        return {}
-    try:
-        return js_parse(raw, negative_zero=True)
-    except (ValueError, RecursionError):
-        return raw
-
-
-def lossless(value: Any) -> bool:
-    """Whether `value` survives a JSON round trip unchanged: native refuses a call whose
-    arguments hold `-0` or a non-finite number (`1e400` parses as Infinity)."""
-    if isinstance(value, float):
-        return math.isfinite(value) and not (value == 0 and math.copysign(1.0, value) < 0)
-    if isinstance(value, dict):
-        return all(lossless(item) for item in value.values())
-    if isinstance(value, list):
-        return all(lossless(item) for item in value)
-    return True
-
-
-NOT_LOSSLESS_TEXT = "Error: tool execution arguments must be losslessly JSON-serializable"
-NOT_AN_OBJECT_TEXT = 'Error: invalid arguments: "arguments" must be an object'
 
 
 _DENIED = {

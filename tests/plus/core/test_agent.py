@@ -22,12 +22,13 @@ from plus_stream_server import (
     tool_call_response,
 )
 
-from acp_plus.core.agent import Agent, Route, TurnInProgress, parse_arguments
+from acp_plus.core.agent import Agent, Route, TurnInProgress
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.llm.base import Router
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.store import SessionStore
+from acp_plus.core.tool_arguments import parse_arguments
 from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
 from acp_plus.core.tools.fixture import fixture_tools
 
