@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from acp_plus import features, model_control
 from acp_plus.errors import internal_error, invalid_params
 from acp_plus.features import additional_directories, session_load
-from acp_plus.params import absolute_cwd, no_additional_directories, required_str
+from acp_plus.params import absolute_cwd, no_additional_directories
 from acp_plus.rpc import Connection, RequestContext, request_cancelled
 from acp_plus.runtime import Runtime, SharedRuntime, config_options
 from acp_plus.server.activation import (
@@ -84,8 +84,8 @@ class RestoreHandlers:
         from acp_plus.core.history import last_route
 
         method = "session/load" if load else "session/resume"
-        session_id = required_str(params, "sessionId")
-        cwd = absolute_cwd(required_str(params, "cwd"))
+        session_id: str = params["sessionId"]
+        cwd = absolute_cwd(params["cwd"])
         roots = self._roots(params, cwd)
         mcp_servers = validate_mcp(params, cwd)
         if session_id in self.sessions or session_id in self.activating:
