@@ -277,6 +277,94 @@ def test_set_config_option_is_a_union_beside_an_object() -> None:
     }
 
 
+def test_leaves_refuse_what_javascript_tells_apart() -> None:
+    assert issues("number", math.inf) == [
+        Issue((), "Invalid input: expected number, received number")
+    ]
+    assert check("initialize", {"protocolVersion": 1, "_meta": []}) == one(
+        "_meta", "Invalid input: expected record, received array"
+    )
+    caps = {"protocolVersion": 1, "clientCapabilities": {"terminal": 1}}
+    assert check("initialize", caps) == {
+        "_errors": [],
+        "clientCapabilities": one("terminal", "Invalid input: expected boolean, received number"),
+    }
+
+
+def test_the_safe_integer_edge() -> None:
+    edge = 2**53 - 1
+    assert issues(("int", None, None), edge) == []
+    assert issues(("int", None, None), edge + 1) == [
+        Issue((), f"Too big: expected int to be <={edge}", fatal=False)
+    ]
+    assert issues(("int", None, None), -edge) == []
+    assert issues(("int", None, None), -edge - 1) == [
+        Issue((), f"Too small: expected int to be >=-{edge}", fatal=False)
+    ]
+
+
+def test_presence_rules() -> None:
+    node = ("object", (("a", "string", "nullable"), ("b", "string", "nullish")))
+    assert issues(node, {"a": None}) == []
+    assert issues(node, {"a": None, "b": None}) == []
+    assert issues(node, {}) == [Issue(("a",), "Invalid input: expected string, received undefined")]
+
+
+def test_a_union_two_options_accept_passes() -> None:
+    assert issues(("union", ("string", "string")), "x") == []
+    assert issues(("union", ("string", ("literal", "x"))), "x") == []
+
+
+def test_array_indices_order_as_numbers() -> None:
+    data = check("session/new", {"cwd": "/w", "mcpServers": [5] * 11})
+    assert data is not None
+    assert list(data["mcpServers"]) == [str(i) for i in range(11)] + ["_errors"]
+
+
+def test_the_generator_rules_on_a_small_schema() -> None:
+    schema = {
+        "$defs": {
+            "NewSessionRequest": {
+                "type": "object",
+                "x-side": "agent",
+                "x-method": "session/new",
+                "required": ["z", "n"],
+                "properties": {
+                    "z": {"type": "string"},
+                    "n": {"type": ["string", "null"]},
+                    "o": {"type": "integer", "format": "int64"},
+                    "c": {
+                        "anyOf": [{"$ref": "#/$defs/X"}, {"type": "null"}],
+                        "x-deserialize-default-on-error": True,
+                    },
+                    "d": {
+                        "type": "boolean",
+                        "default": False,
+                        "x-deserialize-default-on-error": True,
+                    },
+                    "_meta": {"type": ["object", "null"], "additionalProperties": True},
+                },
+            },
+            "X": {"type": "integer", "format": "uint16", "minimum": 0, "maximum": 9},
+            "McpServer": {"anyOf": [{"allOf": [{"$ref": "#/$defs/X"}]}]},
+        }
+    }
+    methods, table = schema_gen.build(schema)
+    assert methods == {"session/new": "NewSessionRequest"}
+    assert table["NewSessionRequest"] == (
+        "object",
+        (
+            ("_meta", "record", "nullish"),
+            ("c", "#X", "catch"),
+            ("d", "boolean", "optional"),
+            ("n", "string", "nullable"),
+            ("o", "number", "optional"),
+            ("z", "string", "required"),
+        ),
+    )
+    assert table["X"] == ("int", 0, 9)
+
+
 def test_validate_raises_the_sdk_error_and_unknown_methods_pass() -> None:
     with pytest.raises(RpcError) as raised:
         schema_check.validate("session/cancel", {})
