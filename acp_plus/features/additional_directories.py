@@ -27,7 +27,6 @@ from typing import Any
 from acp_plus.core.approvals import ApprovalRequest, Responder
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.sandbox import is_inside, resolve_path
-from acp_plus.protocol.params import js_type, schema_error
 from acp_plus.wire.errors import invalid_params
 
 FIELD = "additionalDirectories"
@@ -68,18 +67,12 @@ def validate(
 ) -> tuple[str, ...]:
     """The roots a request's `additionalDirectories` gives a session in `cwd`, in order.
 
-    Absent, null and `[]` give none. A value the ACP schema refuses (not an array of
-    strings) is bare `Invalid params` with the issue as data, as for any other key;
-    the bridge's own checks (§6.2) answer -32602 with their texts.
+    Absent and `[]` give none. The ACP schema check (`schema_check.py`) has already
+    refused anything but an array of strings; the bridge's own checks (§6.2) answer
+    -32602 with their texts.
     """
     if value is None:
         return ()
-    if not isinstance(value, list):
-        raise schema_error(FIELD, f"Expected array, received {js_type(value)}")
-    for index, entry in enumerate(value):
-        if not isinstance(entry, str):
-            issue = {"_errors": [f"Expected string, received {js_type(entry)}"]}
-            raise invalid_params(data={"_errors": [], FIELD: {"_errors": [], str(index): issue}})
     if len(value) > MAX_ENTRIES:
         raise invalid_params(f"{FIELD} accepts at most {MAX_ENTRIES} entries")
     seen = {canonical_cwd(cwd)}

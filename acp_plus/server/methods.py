@@ -3,10 +3,12 @@
 `Server._handlers` maps each method to its handler: a new ACP method is one entry there
 plus one `async def handler(self, params, ctx)` below, or in a group of handlers the
 server composes (`restore.Restore`: resume and load), built with what it uses passed in
-explicitly: the session table and the client link of `state.py`. Handlers read their parameters
-with `protocol/params.py` (top-level keys only, so `_meta` never overrides one), bring sessions
-live with `activation.py`, and leave prompt mechanics to `sessions.LiveSession`. The
-core runtime (`live/runtime.py`) is built on first use, so `initialize` stays fast.
+explicitly: the session table and the client link of `state.py`. A standard method's
+params pass the ACP schema check first (`protocol/schema_check.py`, as native's SDK does
+before dispatch); handlers then read the top-level keys only (so `_meta` never overrides
+one), run the bridge's own checks (`protocol/params.py`), bring sessions live with
+`activation.py`, and leave prompt mechanics to `sessions.LiveSession`. The core runtime
+(`live/runtime.py`) is built on first use, so `initialize` stays fast.
 
 The increments (§6, `acp_plus/features/`) exist only in the `plus` profile
 (`Config.increments`); in the `native` profile their methods are not registered, as in
@@ -26,14 +28,9 @@ from acp_plus.features.wiring import Increments
 from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
 from acp_plus.live.sessions import LiveSession, close_all
 from acp_plus.protocol import model_control
-from acp_plus.protocol.params import (
-    absolute_cwd,
-    as_object,
-    optional_str,
-    prompt_blocks,
-    protocol_version,
-    required_str,
-)
+from acp_plus.protocol.params import absolute_cwd
+from acp_plus.protocol.schema_check import check as schema_check
+from acp_plus.protocol.schema_check import validate as validate_schema
 from acp_plus.server.activation import (
     requested_roots,
     rollback,
@@ -50,6 +47,7 @@ from acp_plus.wire.errors import (
     session_closing,
     unknown_session,
 )
+from acp_plus.wire.frames import UNDEFINED
 from acp_plus.wire.rpc import Connection, RequestContext
 
 log = logging.getLogger(__name__)
@@ -115,17 +113,24 @@ class Server:
         handler = self._handlers.get(method)
         if handler is None:
             raise method_not_found(method)
+        if method == steering.METHOD:
+            if self.live.disposed:
+                raise bridge_disposed()
+            # It answers non-object params itself (§6.6); absent params read as null.
+            if params is UNDEFINED:
+                params = None
+            return await handler(params, ctx)
+        # The SDK's schema check comes before the bridge sees the request (§1.0).
+        validate_schema(method, params)
         if self.live.disposed and method not in ("initialize", "authenticate"):
             raise bridge_disposed()
-        if method == steering.METHOD:
-            return await handler(params, ctx)  # it answers non-object params itself (§6.6)
-        return await handler(as_object(params), ctx)
+        return await handler(params, ctx)
 
     async def on_notification(self, method: str, params: Any) -> None:
-        """`session/cancel` is the only notification; others are ignored."""
-        if method == "session/cancel" and isinstance(params, dict):
-            session_id = params.get("sessionId")
-            session = self.live.sessions.get(session_id) if isinstance(session_id, str) else None
+        """`session/cancel` is the only notification; others are ignored. Params the
+        schema refuses cancel nothing (native's SDK drops them unanswered)."""
+        if method == "session/cancel" and schema_check(method, params) is None:
+            session = self.live.sessions.get(params["sessionId"])
             if session is not None:
                 session.cancel()
 
@@ -153,7 +158,6 @@ class Server:
 
     async def initialize(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """Native's capabilities plus the increments that are on (§1.2), acp-plus agentInfo."""
-        protocol_version(params)
         self._image_advertised = await self._initial_image_support()
         capabilities: dict[str, Any] = {
             "mcpCapabilities": {"http": True},
@@ -202,7 +206,7 @@ class Server:
 
     async def new_session(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/new`: validate, persist the header, start the agent (§1.1)."""
-        cwd = absolute_cwd(required_str(params, "cwd"))
+        cwd = absolute_cwd(params["cwd"])
         roots = requested_roots(self.config, params, cwd)
         mcp_servers = validate_mcp(params, cwd)
         runtime = await self.runtime.get()
@@ -237,10 +241,10 @@ class Server:
         """`session/list` with the keyset cursor (§1.6)."""
         from acp_plus.protocol.cursor import page
 
-        cwd = optional_str(params, "cwd")
+        cwd: str | None = params.get("cwd")
         if cwd is not None:
             absolute_cwd(cwd)
-        cursor = optional_str(params, "cursor")
+        cursor: str | None = params.get("cursor")
         runtime = await self.runtime.get()
         headers = await asyncio.to_thread(runtime.store.headers)
         return page(
@@ -273,7 +277,7 @@ class Server:
         session = self.live.require(params)
         if session.closing:
             raise session_closing(session.id)
-        config_id = required_str(params, "configId")
+        config_id: str = params["configId"]
         async with session.config_lock:
             if self.plus.modes and config_id == modes.CONFIG_ID:
                 return await self.plus.set_mode_option(session, params.get("value"))
@@ -308,7 +312,7 @@ class Server:
         """`session/prompt`: the slot, admission and settlement live in `LiveSession`."""
         await self.live.after_load(params)
         session = self.live.require(params)
-        blocks = prompt_blocks(params)
+        blocks: list[Any] = params["prompt"]
         line = self.plus.command_line(session, blocks)
         if line is not None:
             return await self.plus.run_command(session, line, ctx)
@@ -316,8 +320,7 @@ class Server:
 
     async def set_mode(self, params: dict[str, Any], ctx: RequestContext) -> dict[str, Any]:
         """`session/set_mode` (§6.3): `default` or `plan`; the switch is a durable event."""
-        required_str(params, "sessionId")
-        mode_id = required_str(params, "modeId")
+        mode_id: str = params["modeId"]
         await self.live.after_load(params)
         session = self.live.require(params)
         if session.closing:

@@ -24,7 +24,7 @@ from acp_plus.features import session_load
 from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
 from acp_plus.live.sessions import LiveSession
 from acp_plus.protocol import model_control
-from acp_plus.protocol.params import absolute_cwd, required_str
+from acp_plus.protocol.params import absolute_cwd
 from acp_plus.server.activation import (
     claim,
     open_resumable,
@@ -76,8 +76,8 @@ class Restore:
         from acp_plus.core.history import last_route
 
         method = "session/load" if load else "session/resume"
-        session_id = required_str(params, "sessionId")
-        cwd = absolute_cwd(required_str(params, "cwd"))
+        session_id: str = params["sessionId"]
+        cwd = absolute_cwd(params["cwd"])
         roots = requested_roots(self.config, params, cwd)
         mcp_servers = validate_mcp(params, cwd)
         if self.live.taken(session_id):

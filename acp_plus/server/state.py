@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_plus.live.sessions import LiveSession
-from acp_plus.protocol.params import required_str
 from acp_plus.wire.errors import unknown_session
 from acp_plus.wire.rpc import Connection
 
@@ -75,7 +74,7 @@ class LiveSessions:
 
     def require(self, params: dict[str, Any]) -> LiveSession:
         """The live session the request's `sessionId` names, or `unknown session`."""
-        session_id = required_str(params, "sessionId")
+        session_id: str = params["sessionId"]  # the schema check made it a string
         session = self.sessions.get(session_id)
         if session is None:
             raise unknown_session(session_id)

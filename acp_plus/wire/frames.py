@@ -11,7 +11,7 @@ byte stream into bounded lines. `rpc.Connection` is the I/O around them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from acp_plus.core.js_json import js_json, js_parse
 from acp_plus.wire.errors import RpcError, invalid_request, parse_error
@@ -22,6 +22,16 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 """Default bound on one incoming line (bytes, newline excluded). The largest legitimate
 frame is a prompt at the image store's limit: 40 MiB of images is 53.3 MiB of base64
 (docs/acp-plus.md, "Images"), so 64 MiB admits it with room for the JSON around it."""
+
+
+class _Undefined:
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED: Final = _Undefined()
+"""JavaScript's `undefined`: the `params` of a request that has none. The ACP SDK's
+schema check tells it from `null` (`expected object, received undefined`)."""
 
 
 @dataclass(frozen=True)
@@ -92,10 +102,9 @@ def classify(line: bytes | str) -> Incoming:
         return Invalid(msg_id if has_id and id_ok else None, invalid_request())
     if not isinstance(method, str) or (has_id and not id_ok):
         return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    params = value.get("params")
     if has_id:
-        return Request(msg_id, method, params)
-    return Notification(method, params)
+        return Request(msg_id, method, value.get("params", UNDEFINED))
+    return Notification(method, value.get("params"))
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -36,13 +36,18 @@ async def test_new_session_validation_texts(world: WorldFactory) -> None:
         for params, detail in cases:
             error = await _error(agent, "session/new", params)
             assert error == {"code": -32602, "message": f"Invalid params: {detail}"}
-        # Empty and null additionalDirectories are accepted (§1.1).
-        extra: list[str] | None
-        for extra in ([], None):
-            ok = await agent.call(
-                "session/new", {"cwd": cwd, "mcpServers": [], "additionalDirectories": extra}
-            )
-            assert "sessionId" in ok["result"]
+        # Empty additionalDirectories are accepted (§1.1); null is refused by the schema
+        # check, as native 0.1.0-rc.8's SDK does (docs/contract-notes.md, "Schema failures").
+        ok = await agent.call(
+            "session/new", {"cwd": cwd, "mcpServers": [], "additionalDirectories": []}
+        )
+        assert "sessionId" in ok["result"]
+        params = {"cwd": cwd, "mcpServers": [], "additionalDirectories": None}
+        error = await _error(agent, "session/new", params)
+        assert error["data"] == {
+            "_errors": [],
+            "additionalDirectories": {"_errors": ["Invalid input: expected array, received null"]},
+        }
         # The SDK schema rejects a missing cwd before the bridge sees it (§1.0).
         error = await _error(agent, "session/new", {"mcpServers": []})
         assert (error["code"], error["message"]) == (-32602, "Invalid params")
@@ -120,18 +125,30 @@ async def test_set_config_option_errors(world: WorldFactory) -> None:
         await agent.call("initialize", {"protocolVersion": 1})
         new = await agent.call("session/new", {"cwd": str(w.workdir), "mcpServers": []})
         sid = new["result"]["sessionId"]
+        value: str | bool
         for config_id, value, detail in [
-            ("model", 3, "model requires a select value"),
+            ("model", True, "model requires a select value"),
             ("model", '["mock","nope"]', 'unknown model option: ["mock","nope"]'),
             ("reasoning_effort", "max", "unknown reasoning effort for mock/mock: max"),
             ("colour", "red", "unknown session config option: colour"),
         ]:
-            error = await _error(
-                agent,
-                "session/set_config_option",
-                {"sessionId": sid, "configId": config_id, "value": value},
-            )
+            params = {"sessionId": sid, "configId": config_id, "value": value}
+            if isinstance(value, bool):
+                params["type"] = "boolean"  # the schema's boolean variant
+            error = await _error(agent, "session/set_config_option", params)
             assert error == {"code": -32602, "message": f"Invalid params: {detail}"}
+        # A value of neither schema variant is the SDK's schema failure (§1.0).
+        params = {"sessionId": sid, "configId": "model", "value": 3}
+        error = await _error(agent, "session/set_config_option", params)
+        assert (error["message"], error["data"]["value"]) == (
+            "Invalid params",
+            {
+                "_errors": [
+                    "Invalid input: expected boolean, received number",
+                    "Invalid input: expected string, received number",
+                ]
+            },
+        )
         error = await _error(
             agent,
             "session/set_config_option",

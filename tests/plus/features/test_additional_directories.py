@@ -17,6 +17,7 @@ import pytest
 from acp import PROTOCOL_VERSION, text_block
 from plus_agent import WorldFactory, raw_agent, sdk_agent
 
+from acp_plus.protocol import schema_check
 from acp_plus.core.approvals import ApprovalRequest
 from acp_plus.features.additional_directories import MAX_ENTRIES, preapproved, validate
 from acp_plus.wire.errors import RpcError
@@ -65,12 +66,20 @@ def test_validation_texts(tree: dict[str, Path]) -> None:
         with pytest.raises(RpcError) as raised:
             validate(value, cwd)
         assert detail(raised) == (-32602, f"Invalid params: {text}")
-    # A value the ACP schema refuses is bare "Invalid params" with the issue as data.
-    for bad in ("/tmp", [1]):
-        with pytest.raises(RpcError) as raised:
-            validate(bad, cwd)
-        assert detail(raised) == (-32602, "Invalid params")
-        assert raised.value.data is not None
+    # A value the ACP schema refuses never reaches `validate`: the schema check before
+    # dispatch answers bare "Invalid params" with zod's data (schema_check.py).
+    entry = {"_errors": ["Invalid input: expected string, received number"]}
+    refused = [
+        ("/tmp", {"_errors": ["Invalid input: expected array, received string"]}),
+        ([1], {"_errors": [], "0": entry}),
+        (None, {"_errors": ["Invalid input: expected array, received null"]}),
+    ]
+    for bad, issue in refused:
+        params = {"cwd": cwd, "mcpServers": [], "additionalDirectories": bad}
+        assert schema_check.check("session/new", params) == {
+            "_errors": [],
+            "additionalDirectories": issue,
+        }
 
 
 def test_roots_are_canonical_deduped_and_never_the_cwd(tree: dict[str, Path]) -> None:

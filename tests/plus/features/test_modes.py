@@ -180,7 +180,7 @@ async def test_mode_option_and_set_mode_errors(world: WorldFactory) -> None:
             ),
             (
                 "session/set_config_option",
-                {"sessionId": session_id, "configId": "mode", "value": True},
+                {"sessionId": session_id, "configId": "mode", "type": "boolean", "value": True},
                 "mode requires a select value",
             ),
         ]
@@ -189,6 +189,17 @@ async def test_mode_option_and_set_mode_errors(world: WorldFactory) -> None:
             assert error == {"code": -32602, "message": f"Invalid params: {detail}"}, method
         missing = (await agent.call("session/set_mode", {"sessionId": session_id}))["error"]
         assert (missing["code"], missing["message"]) == (-32602, "Invalid params")
+        # A boolean without `type: "boolean"` matches neither value variant of the schema.
+        untyped = {"sessionId": session_id, "configId": "mode", "value": True}
+        refused = (await agent.call("session/set_config_option", untyped))["error"]
+        assert (refused["message"], refused["data"]) == (
+            "Invalid params",
+            {
+                "_errors": [],
+                "type": {"_errors": ['Invalid input: expected "boolean"']},
+                "value": {"_errors": ["Invalid input: expected string, received boolean"]},
+            },
+        )
 
 
 def _writes(outside: Path) -> list[dict[str, Any]]:

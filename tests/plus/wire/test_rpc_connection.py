@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from acp_plus.wire.errors import invalid_params
+from acp_plus.wire.frames import UNDEFINED
 from acp_plus.wire.rpc import Connection, ConnectionClosed, RequestContext
 
 
@@ -31,7 +32,8 @@ async def echo(method: str, params: Any, ctx: RequestContext) -> Any:
         raise invalid_params("nope")
     if method == "boom":
         raise RuntimeError("plain failure")
-    return {"method": method, "params": params}
+    # Absent params reach the handler as `UNDEFINED` (the schema check tells it from null).
+    return {"method": method, "params": "<undefined>" if params is UNDEFINED else params}
 
 
 async def ignore(method: str, params: Any) -> None:
@@ -56,7 +58,7 @@ async def test_lines_split_across_reads_and_a_last_line_without_newline() -> Non
     await conn.finish(timeout=1)
     by_id = {f["id"]: f for f in sink.frames}
     assert by_id[1]["result"]["params"]["t"] == big
-    assert by_id[2]["result"] == {"method": "b", "params": None}
+    assert by_id[2]["result"] == {"method": "b", "params": "<undefined>"}
 
 
 async def test_errors_keep_their_shape() -> None:

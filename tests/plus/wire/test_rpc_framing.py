@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from acp_plus.wire.frames import Invalid, Notification, Request, Response, classify, encode
+from acp_plus.wire.frames import (
+    UNDEFINED,
+    Invalid,
+    Notification,
+    Request,
+    Response,
+    classify,
+    encode,
+)
 
 
 @pytest.mark.parametrize(
@@ -48,7 +56,7 @@ def test_encode_is_one_compact_line_keeping_non_ascii() -> None:
 
 def test_numbers_and_bytes_follow_node() -> None:
     # JSON.parse: 1.0 is the number 1; invalid UTF-8 inside a string becomes U+FFFD.
-    assert classify(b'{"jsonrpc":"2.0","id":1.0,"method":"m"}') == Request(1, "m", None)
+    assert classify(b'{"jsonrpc":"2.0","id":1.0,"method":"m"}') == Request(1, "m", UNDEFINED)
     assert classify(b'{"jsonrpc":"2.0","method":"m","params":"\xff"}') == Notification(
         "m", "\ufffd"
     )
