@@ -124,9 +124,7 @@ def _raw(draft: Draft, draw: st.DrawFn, kind: str) -> None:
 
 
 @st.composite
-def scenarios(
-    draw: st.DrawFn, targets: tuple[str, str], approvals: bool = True
-) -> dict[str, Any]:
+def scenarios(draw: st.DrawFn, targets: tuple[str, str], approvals: bool = True) -> dict[str, Any]:
     """One scenario for `targets` (reference first), in the file's shape; without
     `approvals`, no tool asks first and no turn waits on a permission request."""
     sessions = ("s1", "s2") if draw(st.integers(0, 3)) == 0 else ("s1",)
