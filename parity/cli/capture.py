@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from parity.cli.project import project_config
+from parity.fakellm.dialects import CAPTURABLE
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--dialect",
         default="openai-chat",
-        choices=("openai-chat", "openai-responses", "anthropic-messages"),
+        choices=CAPTURABLE,
         help="the provider's API (default: openai-chat; DeepSeek speaks it and anthropic)",
     )
     client = p.add_mutually_exclusive_group(required=True)
