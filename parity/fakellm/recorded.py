@@ -1,7 +1,7 @@
 """What a captured entry remembers of the request it answered, and staleness (pure).
 
 A captured scenario (docs/capture.md) stores, with each `llm` entry, the request that
-entry answered, as a projection of the canonical request (`canonical.canonical_request`):
+entry answered, as a projection of the canonical request (`dialects.canonical_request`):
 the messages and the names of the offered tools, with machine identity already scrubbed
 (`identity.Identity`) and what differs harmlessly from run to run (dates, clock times,
 UUIDs) made tokens. The system prompt, the model name and the sampling options are left

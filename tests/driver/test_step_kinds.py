@@ -28,3 +28,11 @@ def test_the_driver_runs_every_step_kind_of_the_schema(kind: str) -> None:
 @pytest.mark.parametrize("kind", list(STEP_KINDS))
 def test_the_schema_describes_every_step_kind_the_driver_runs(kind: str) -> None:
     assert kind in schema_step_kinds(), f"{kind}: in STEP_KINDS, not in the schema's step"
+
+
+@pytest.mark.parametrize("kind", list(STEP_KINDS))
+def test_the_scenario_docs_describe_every_step_kind(kind: str) -> None:
+    """docs/scenarios.md's `steps` table has a row for each kind."""
+    doc = (SCHEMA.parents[2] / "docs" / "scenarios.md").read_text(encoding="utf-8")
+    section = doc.partition("\n## `steps`\n")[2].partition("\n## ")[0]
+    assert f"\n| `{kind}` |" in section, f"{kind}: no row in docs/scenarios.md's steps table"

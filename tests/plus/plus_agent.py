@@ -25,7 +25,7 @@ from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
-from parity.scenario import DEFAULT_CATALOG, Tool
+from parity.scenario.model import DEFAULT_CATALOG, Tool
 
 PYTHON = sys.executable
 REPO = Path(__file__).resolve().parents[2]

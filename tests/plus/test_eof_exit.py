@@ -13,7 +13,7 @@ import pytest
 from plus_agent import PYTHON, RawAgent, World, WorldFactory, processes_with, raw_agent, wait_for
 
 from parity.fakellm.mcp_stdio import mcp_server_entry
-from parity.scenario import Tool
+from parity.scenario.model import Tool
 
 HANG = Tool(
     name="wait_forever",

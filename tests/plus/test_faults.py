@@ -27,7 +27,7 @@ from plus_agent import (
     wait_for,
 )
 
-from parity.scenario import Tool
+from parity.scenario.model import Tool
 
 EMPTY = {"type": "object", "properties": {}}
 GUARD = Tool(

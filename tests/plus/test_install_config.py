@@ -32,8 +32,8 @@ from acp_plus.config_schema import ConfigError
 from acp_plus.core.llm.base import ModelRequest
 from acp_plus.core.llm.openai_chat import OpenAIChatConfig, OpenAIChatProvider
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
-from parity.fakellm import FakeLLM
-from parity.scenario import DEFAULT_CATALOG
+from parity.fakellm.server import FakeLLM
+from parity.scenario.model import DEFAULT_CATALOG
 
 ENTRY = "acp_plus.__main__:main"
 MODELS = tuple(DEFAULT_CATALOG["providers"][0]["models"])

@@ -12,7 +12,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, image_block, text_block
 from plus_agent import RawAgent, World, WorldFactory, conversation, raw_agent, sdk_agent
 
-from parity.scenario import DEFAULT_CATALOG
+from parity.scenario.model import DEFAULT_CATALOG
 
 # A real 1x1 PNG: small, so the fake's recorded bodies stay readable.
 PNG = base64.b64decode(

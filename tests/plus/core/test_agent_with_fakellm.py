@@ -21,8 +21,8 @@ from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.store import SessionStore
 from acp_plus.core.tools import session_tools
 from acp_plus.core.tools.base import ToolRegistry
-from parity.fakellm import FakeLLM
-from parity.scenario import DEFAULT_CATALOG, Tool
+from parity.fakellm.server import FakeLLM
+from parity.scenario.model import DEFAULT_CATALOG, Tool
 
 ECHO = Tool(
     name="echo",

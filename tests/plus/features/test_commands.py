@@ -10,7 +10,7 @@ from feature_support import exchange, kinds, open_session, prompt, texts, update
 from plus_agent import WorldFactory, log_events, raw_agent
 
 from acp_plus.features import commands
-from parity.scenario import Tool
+from parity.scenario.model import Tool
 
 REGISTRY = commands.registry("default")
 

@@ -25,7 +25,7 @@ from acp_plus.errors import RpcError
 from acp_plus.features.session_load import NOT_ENABLED
 from acp_plus.rpc import RequestContext
 from acp_plus.server.methods import Server
-from parity.scenario import DEFAULT_CATALOG
+from parity.scenario.model import DEFAULT_CATALOG
 
 TOOL_TURN = [
     {

@@ -11,7 +11,7 @@ from feature_support import exchange, kinds, open_session, texts
 from plus_agent import RawAgent, WorldFactory, log_events, raw_agent
 
 from acp_plus.features import steering
-from parity.scenario import Tool
+from parity.scenario.model import Tool
 
 SLOW = Tool("slow", "Takes a while.", {"type": "object"}, [{"type": "text", "text": "slow done"}],
             delay_ms=800)  # fmt: skip
