@@ -5,11 +5,13 @@ For each `Layout` (the package, plus the source trees whose imports of it are ch
 - no module over `MAX_LINES` lines;
 - no import cycle among the package's modules, and none among its folders (each
   subpackage, or top-level module, is one node: the folders follow the data flow);
+- with an architecture doc that documents an order (`documented_order`), each folder
+  imports only the folders above it in that list, or its leaves;
 - no pass-through import: no `from m import x as x`, and no module importing a name it
-  never uses (a package `__init__` may import the names its `__all__` declares, its
-  public surface);
-- no caller importing a name through a package's surface: callers import each name from
-  the module that defines it;
+  never uses (a package `__init__` may import the names its `__all__` declares);
+- every import names the defining module: no caller imports a name from a module (or a
+  package `__init__`) that only imported it;
+- with `bare_inits`, every package `__init__` is a docstring and nothing else;
 - with an architecture doc, its `## Modules` table names every module, and nothing else;
 - with a `## Layers` table in that doc: every module sits in one of its folders (the
   package root keeps only `__init__` and `__main__`, the entry), no folder imports a
@@ -46,10 +48,20 @@ class Layout:
     """Trees below the callers that are left out (another package's own tests)."""
     architecture: str = ""
     """The package's architecture doc, whose module table must name every module."""
+    bare_inits: bool = False
+    """Every package `__init__` is a docstring only (no surface, no code)."""
+    ordered: bool = False
+    """The architecture doc lists the folders in import order (`documented_order`)."""
 
 
 LAYOUTS = [
-    Layout("parity", callers=("tests", "bench"), architecture="parity/ARCHITECTURE.md"),
+    Layout(
+        "parity",
+        callers=("tests", "bench"),
+        architecture="parity/ARCHITECTURE.md",
+        bare_inits=True,
+        ordered=True,
+    ),
     Layout("acp_plus", callers=("tests", "bench"), architecture="acp_plus/ARCHITECTURE.md"),
 ]
 
@@ -253,21 +265,87 @@ def _is_redundant_alias(tree: ast.Module, line: int, name: str) -> bool:
     return False
 
 
+def _defined(tree: ast.Module) -> set[str]:
+    """The names a module defines at its top level (also under `if` and `try`)."""
+    out: set[str] = set()
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                out |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.If | ast.Try):
+            pending += node.body + node.orelse
+            if isinstance(node, ast.Try):
+                pending += node.finalbody + [s for h in node.handlers for s in h.body]
+    return out
+
+
 def surfaces(modules: dict[str, Module]) -> dict[str, set[str]]:
-    """Package -> the names its `__init__` offers without defining them."""
+    """Module -> the names it offers without defining them: the names it imports (and,
+    for a package, its `__all__`), which a caller would get second hand."""
     out: dict[str, set[str]] = {}
     for m in modules.values():
-        if not m.is_package:
-            continue
-        defined = {
-            n.name
-            for n in m.tree.body
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-        }
         imported = {bound for _, _, _, bound in _bound_by_imports(m.tree)}
-        offered = (_declared(m.tree) | imported) - defined - {"TYPE_CHECKING", "surface"}
+        declared = _declared(m.tree) if m.is_package else set()
+        offered = (declared | imported) - _defined(m.tree) - {"TYPE_CHECKING", "annotations"}
         if offered:
             out[m.name] = offered
+    return out
+
+
+def init_code(modules: dict[str, Module]) -> list[str]:
+    """Package `__init__`s that hold more than their docstring."""
+    out = []
+    for m in modules.values():
+        body = m.tree.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        if m.is_package and body:
+            out.append(f"{m.path}:{body[0].lineno}: a package `__init__` is a docstring only")
+    return out
+
+
+def documented_order(doc: str) -> tuple[list[str], set[str]]:
+    """(folders in their documented order, leaves) from the architecture doc's paragraph
+    that says "a folder imports only folders above it in this list": the backticked
+    names outside parentheses, in order, and the backticked `*.py` names (the leaves
+    every folder may import). Both empty when the doc has no such paragraph."""
+    paragraphs = doc.split("\n\n")
+    found = [p for p in paragraphs if "imports only folders above it in this list" in p]
+    if not found:
+        return [], set()
+    text = " ".join(found[0].split())
+    leaves = set(re.findall(r"`(\w+)\.py`", text))
+    after = text.partition("in this list")[2]
+    while (bare := re.sub(r"\([^()]*\)", "", after)) != after:
+        after = bare
+    order = re.findall(r"`([^`]+)`", after.partition(".")[0])
+    return order, leaves
+
+
+def order_violations(
+    folders: dict[str, set[str]], order: list[str], leaves: set[str], package: str
+) -> list[str]:
+    """Folder imports against the documented order: a folder imports only the folders
+    above it in `order`, and the `leaves`; a leaf imports no folder."""
+    rank = {f"{package}.{name}": i for i, name in enumerate(order)}
+    leaf = {f"{package}.{name}" for name in leaves}
+    out = []
+    for here in sorted(folders):
+        if here not in rank and here not in leaf:
+            out.append(f"{here} is not in the documented order")
+            continue
+        for there in sorted(folders[here] - leaf):
+            if here in leaf:
+                out.append(f"{here} is a leaf but imports {there}")
+            elif there not in rank:
+                out.append(f"{here} imports {there}, which is not in the documented order")
+            elif rank[there] >= rank[here]:
+                out.append(f"{here} imports {there}, which comes after it in the documented order")
     return out
 
 
@@ -452,6 +530,71 @@ def test_imports_through_a_package_surface_are_found(tmp_path: Path) -> None:
     ]
 
 
+def test_a_re_export_through_a_plain_module_is_found(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "def f(): ...\n",
+            "pkg/b.py": "from pkg.a import f\nx = f\n",
+            "pkg/c.py": "from pkg.b import f, x\ny = (f, x)\n",
+        },
+    )
+    found = surface_imports(modules, [], tmp_path)
+    assert [line.split(": ", 1)[1] for line in found] == ["f from pkg.b, not its defining module"]
+
+
+def test_code_in_a_package_init_is_found(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": '"""Only a docstring."""\n',
+            "pkg/sub/__init__.py": '"""A surface."""\n\nfrom pkg.sub.a import f\n',
+            "pkg/sub/a.py": "def f(): ...\n",
+        },
+    )
+    assert init_code(modules) == [
+        f"{tmp_path / 'pkg/sub/__init__.py'}:3: a package `__init__` is a docstring only"
+    ]
+
+
+ORDER_DOC = """# pkg
+
+Imports follow the same direction: a folder imports only folders above it in this list
+(`leaf.py` is a leaf everyone may use): `up`,
+`down` (`down` needs `up`, so it comes after `up`). `tests/x.py` checks it.
+
+## Modules
+"""
+
+
+def test_the_documented_order_is_read_from_its_paragraph() -> None:
+    assert documented_order(ORDER_DOC) == (["up", "down"], {"leaf"})
+    assert documented_order("# pkg\n\nNo order here.\n") == ([], set())
+
+
+def test_an_import_against_the_documented_order_is_found(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/leaf.py": "from pkg.up.one import x\ny = x\n",
+            "pkg/up/__init__.py": "",
+            "pkg/up/one.py": "from pkg.down.two import z\nx = z\n",
+            "pkg/down/__init__.py": "",
+            "pkg/down/two.py": "from pkg.leaf import y\nz = y\n",
+            "pkg/stray.py": "",
+        },
+    )
+    order, leaves = documented_order(ORDER_DOC)
+    found = order_violations(folder_graph(import_graph(modules), "pkg"), order, leaves, "pkg")
+    assert found == [
+        "pkg.leaf is a leaf but imports pkg.up",
+        "pkg.stray is not in the documented order",
+        "pkg.up imports pkg.down, which comes after it in the documented order",
+    ]
+
+
 def test_a_module_missing_from_the_architecture_table_is_found(tmp_path: Path) -> None:
     _package(
         tmp_path, {"pkg/__init__.py": "", "pkg/a/one.py": "", "pkg/a/two.py": "", "pkg/b.py": ""}
@@ -540,6 +683,25 @@ def test_the_folders_import_each_other_in_one_direction(
     layout: Layout, modules: dict[str, Module]
 ) -> None:
     assert cycles(folder_graph(import_graph(modules), layout.package)) == []
+
+
+def test_the_folders_import_only_folders_above_them_in_the_documented_order(
+    layout: Layout, modules: dict[str, Module]
+) -> None:
+    """The order is read from the architecture doc each time, so editing the doc's list
+    (a new folder, a move) is all a change of the order takes."""
+    if not layout.ordered:
+        pytest.skip(f"{layout.package} documents no folder order")
+    order, leaves = documented_order((ROOT / layout.architecture).read_text(encoding="utf-8"))
+    assert order, f"{layout.architecture}: no paragraph lists the folders in import order"
+    graph = folder_graph(import_graph(modules), layout.package)
+    assert order_violations(graph, order, leaves, layout.package) == []
+
+
+def test_package_inits_are_docstrings_only(layout: Layout, modules: dict[str, Module]) -> None:
+    if not layout.bare_inits:
+        pytest.skip(f"{layout.package} keeps code in some `__init__`s")
+    assert init_code(modules) == []
 
 
 def test_no_pass_through_import(modules: dict[str, Module]) -> None:

@@ -113,7 +113,7 @@ def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list
     model was shown: messages, tools, system, model, effort), so agents on different
     provider dialects compare what their model saw instead of differing on every path.
     Non-call requests (catalog, tool calls, model lists) drop out of that comparison."""
-    from parity.fakellm.canonical import canonical_request, dialect_of
+    from parity.fakellm.dialects import canonical_request, dialect_of
 
     def dialects(model: list[Any]) -> set[str]:
         return {

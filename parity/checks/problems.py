@@ -181,7 +181,7 @@ def _nth_request_step(t: Transcript, steps: _Steps, method: str, n: int) -> int 
 def _dialect_problems(t: Transcript, steps: _Steps) -> list[Problem]:
     """A target's `dialect` says what it speaks; a model call in another one means the
     declaration is wrong (or the agent changed), reported once per dialect seen."""
-    from parity.fakellm.canonical import dialect_of
+    from parity.fakellm.dialects import dialect_of
 
     declared = t.dialect
     if not declared:

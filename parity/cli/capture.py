@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from parity.cli.project import project_config
+from parity.fakellm.dialects import CAPTURABLE, OPENAI_CHAT
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,8 +22,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--model", required=True, help="the provider's model name")
     p.add_argument(
         "--dialect",
-        default="openai-chat",
-        choices=("openai-chat", "openai-responses", "anthropic-messages"),
+        default=OPENAI_CHAT.name,
+        choices=CAPTURABLE,
         help="the provider's API (default: openai-chat; DeepSeek speaks it and anthropic)",
     )
     client = p.add_mutually_exclusive_group(required=True)

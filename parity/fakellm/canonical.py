@@ -1,15 +1,17 @@
-"""Any dialect's model request -> the fake's canonical form (pure).
+"""Each dialect's model request -> the fake's canonical form (pure).
 
 Two agents that speak different provider dialects (acp-plus through parity-stream and
 through chat completions, say) cannot be compared on the raw bodies: the paths, the
 field names and the shapes all differ while what the model was shown may be the same.
-`canonical_request` reduces a request body to what the model sees, in the parity-stream
+Each `from_*` reduces one dialect's request body to what the model sees, in the parity-stream
 vocabulary (docs/fakellm.md): `model`, `reasoningEffort`, `system`, `messages` with
 `text` / `reasoning` / `tool-call` / `image` blocks and `tool` messages, and `tools`.
 Dialect plumbing (stream flags, usage options, ids of the provider's own objects) and
 what some dialects cannot say at all (`isError` of a tool result, the provider route)
 are left out. `parity.checks.diff` compares model views this way when the two sides' dialects
-differ.
+differ. Which function reads which dialect, and which paths are model calls, is the dialect
+registry's (`parity.fakellm.dialects`: `canonical_request`, `dialect_of`); every reader takes
+(body, path) there, though only Gemini names its model in the path.
 """
 
 from __future__ import annotations
@@ -17,38 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
-
-CALL_PATHS = {
-    "/stream": "parity-stream",
-    "/chat/completions": "openai-chat",
-    "/responses": "openai-responses",
-    "/messages": "anthropic-messages",
-    ":streamGenerateContent": "gemini",
-    ":generateContent": "gemini",
-}
-"""Path endings of model calls, by dialect (catalog, tool and model-list requests are
-not model calls)."""
-
-
-def dialect_of(path: str) -> str | None:
-    """The dialect of a model-call path, or None for any other request."""
-    path = path.split("?", 1)[0]
-    for ending, dialect in CALL_PATHS.items():
-        if path.endswith(ending):
-            return dialect
-    return None
-
-
-def canonical_request(path: str, body: Any) -> dict[str, Any] | None:
-    """The canonical form of a model call's body, or None when `path` is no model call
-    or the body is not a JSON object."""
-    dialect = dialect_of(path)
-    if dialect is None or not isinstance(body, Mapping):
-        return None
-    out = _CONVERT[dialect](body)
-    if dialect == "gemini":
-        out = {"model": path.split("/models/", 1)[-1].split(":", 1)[0], **out}
-    return {k: v for k, v in out.items() if v not in (None, [], "")}
 
 
 def _text(text: Any) -> dict[str, Any]:
@@ -72,7 +42,7 @@ def _tool(name: Any, description: Any, parameters: Any) -> dict[str, Any]:
 # -- parity-stream ------------------------------------------------------------------------
 
 
-def _parity_stream(body: Mapping[str, Any]) -> dict[str, Any]:
+def from_parity_stream(body: Mapping[str, Any], _path: str) -> dict[str, Any]:
     messages = []
     for message in body.get("messages") or []:
         if not isinstance(message, Mapping):
@@ -125,7 +95,7 @@ def _chat_content(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _openai_chat(body: Mapping[str, Any]) -> dict[str, Any]:
+def from_openai_chat(body: Mapping[str, Any], _path: str) -> dict[str, Any]:
     system: list[str] = []
     messages: list[dict[str, Any]] = []
     for message in body.get("messages") or []:
@@ -176,7 +146,7 @@ def _openai_chat(body: Mapping[str, Any]) -> dict[str, Any]:
 # -- OpenAI responses ---------------------------------------------------------------------
 
 
-def _openai_responses(body: Mapping[str, Any]) -> dict[str, Any]:
+def from_openai_responses(body: Mapping[str, Any], _path: str) -> dict[str, Any]:
     system = [str(body["instructions"])] if body.get("instructions") else []
     messages: list[dict[str, Any]] = []
     items = body.get("input")
@@ -251,7 +221,7 @@ def _openai_responses(body: Mapping[str, Any]) -> dict[str, Any]:
 # -- Anthropic messages -------------------------------------------------------------------
 
 
-def _anthropic(body: Mapping[str, Any]) -> dict[str, Any]:
+def from_anthropic_messages(body: Mapping[str, Any], _path: str) -> dict[str, Any]:
     raw_system = body.get("system")
     system: Any
     if isinstance(raw_system, list):
@@ -317,7 +287,7 @@ def _anthropic(body: Mapping[str, Any]) -> dict[str, Any]:
 # -- Gemini -------------------------------------------------------------------------------
 
 
-def _gemini(body: Mapping[str, Any]) -> dict[str, Any]:
+def from_gemini(body: Mapping[str, Any], path: str) -> dict[str, Any]:
     instruction = body.get("systemInstruction") or body.get("system_instruction")
     system = None
     if isinstance(instruction, Mapping):
@@ -358,6 +328,8 @@ def _gemini(body: Mapping[str, Any]) -> dict[str, Any]:
             role = "assistant" if content.get("role") == "model" else content.get("role")
             messages.append({"role": role, "content": current})
     return {
+        # Gemini names the model in the path (`/v1beta/models/{model}:generateContent`).
+        "model": path.split("/models/", 1)[-1].split(":", 1)[0],
         "system": system,
         "messages": messages,
         "tools": [
@@ -368,12 +340,3 @@ def _gemini(body: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(d, Mapping)
         ],
     }
-
-
-_CONVERT = {
-    "parity-stream": _parity_stream,
-    "openai-chat": _openai_chat,
-    "openai-responses": _openai_responses,
-    "anthropic-messages": _anthropic,
-    "gemini": _gemini,
-}

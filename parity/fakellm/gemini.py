@@ -24,7 +24,6 @@ from parity.fakellm.script import Chunk, RequestView
 from parity.fakellm.toolnames import Offered
 from parity.fakellm.wire import FAILED_KINDS, Wire, assemble, failure_fields, finish_of, sse
 
-DIALECT = "gemini"
 VERSIONS = ("v1beta", "v1")
 """API versions served; the official SDK defaults to `v1beta`."""
 METHODS = ("generateContent", "streamGenerateContent", "countTokens")

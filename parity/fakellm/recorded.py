@@ -1,7 +1,7 @@
 """What a captured entry remembers of the request it answered, and staleness (pure).
 
 A captured scenario (docs/capture.md) stores, with each `llm` entry, the request that
-entry answered, as a projection of the canonical request (`canonical.canonical_request`):
+entry answered, as a projection of the canonical request (`dialects.canonical_request`):
 the messages and the names of the offered tools, with machine identity already scrubbed
 (`identity.Identity`) and what differs harmlessly from run to run (dates, clock times,
 UUIDs) made tokens. The system prompt, the model name and the sampling options are left
@@ -24,7 +24,6 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from parity.fakellm.canonical import canonical_request
 from parity.fakellm.identity import map_strings
 
 Projection = dict[str, Any]
@@ -59,9 +58,11 @@ def harmless(text: str) -> str:
     return _UUID.sub("<uuid>", text)
 
 
-def projection(path: str, body: Any, scrub: Callable[[str], str]) -> Projection | None:
-    """The staleness projection of a model call (None for any other request)."""
-    canonical = canonical_request(path, body)
+def projection(
+    canonical: Mapping[str, Any] | None, scrub: Callable[[str], str]
+) -> Projection | None:
+    """The staleness projection of a model call's canonical request (None for any other
+    request: `dialects.canonical_request` gave none)."""
     if canonical is None:
         return None
     messages = map_strings(canonical.get("messages", []), lambda s: harmless(scrub(s)))

@@ -18,9 +18,17 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from parity.fakellm import gemini, parity_stream, toolnames
+from parity.fakellm.dialects import (
+    GEMINI,
+    OPENAI_CHAT,
+    PARITY_STREAM,
+    ROUTES,
+    Call,
+    Route,
+    canonical_request,
+)
 from parity.fakellm.identity import map_strings
 from parity.fakellm.mcp_stdio import VIA_HEADER
-from parity.fakellm.providers import PROVIDERS, Call, Provider
 from parity.fakellm.recorded import projection
 from parity.fakellm.run import Captured, Run
 from parity.fakellm.script import Response, build_response
@@ -73,10 +81,11 @@ class FakeLLM:
         """Listen on `host:port` (port 0: the OS picks a free one); sets `url`."""
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/runs/{run}/catalog", self._catalog)
-        app.router.add_post("/runs/{run}/stream", self._parity_stream)
+        for path in PARITY_STREAM.routes:
+            app.router.add_post(f"/runs/{{run}}{path}", self._parity_stream)
         app.router.add_post("/runs/{run}/tools/call", self._tool_call)
-        for path, spec in PROVIDERS.items():
-            app.router.add_post(f"/runs/{{run}}{path}", self._provider(spec))
+        for path, route in ROUTES.items():
+            app.router.add_post(f"/runs/{{run}}{path}", self._provider(route))
         app.router.add_get("/runs/{run}/v1/models", self._models)
         for version in gemini.VERSIONS:
             models = f"/runs/{{run}}/{version}/models"
@@ -168,13 +177,13 @@ class FakeLLM:
         return run, run.record(request.method, path, dialect, body)
 
     async def _catalog(self, request: web.Request) -> web.StreamResponse:
-        run, _ = await self._start(request, "parity-stream")
+        run, _ = await self._start(request, PARITY_STREAM.name)
         return _json(200, run.catalog)
 
     async def _models(self, request: web.Request) -> web.StreamResponse:
         if _from_gemini(request):  # `GET /v1/models` is both OpenAI's and Gemini's
             return await self._gemini_models(request)
-        run, _ = await self._start(request, "openai-chat")
+        run, _ = await self._start(request, OPENAI_CHAT.name)
         models = [
             {"id": model["id"], "object": "model", "created": 0, "owned_by": provider["id"]}
             for provider in run.catalog.get("providers", [])
@@ -183,13 +192,13 @@ class FakeLLM:
         return _json(200, {"object": "list", "data": models})
 
     async def _gemini_models(self, request: web.Request) -> web.StreamResponse:
-        run, _ = await self._start(request, gemini.DIALECT)
+        run, _ = await self._start(request, GEMINI.name)
         return _json(200, {"models": gemini.models(run.catalog)})
 
     async def _gemini_model(self, request: web.Request) -> web.StreamResponse:
         if request.path.split("/")[3] == "v1" and not _from_gemini(request):
             return await self._other(request)  # OpenAI's `GET /v1/models/{id}` is not served
-        run, rec = await self._start(request, gemini.DIALECT)
+        run, rec = await self._start(request, GEMINI.name)
         model = gemini.find_model(run.catalog, request.match_info["model"])
         if model is None:
             rec.status, rec.problem = 404, "unknown model"
@@ -199,7 +208,7 @@ class FakeLLM:
 
     async def _gemini_count(self, request: web.Request) -> web.StreamResponse:
         """`countTokens`: an estimate from the request's texts; the script is not consulted."""
-        _, rec = await self._start(request, gemini.DIALECT)
+        _, rec = await self._start(request, GEMINI.name)
         why = gemini.count_problem(rec.body)
         if why is not None:
             return self._refuse(rec, why, gemini.error(why, "PARITY_PROTOCOL", 409))
@@ -229,7 +238,11 @@ class FakeLLM:
         if run.upstream is not None:
             return await self._record(request, run, rec)
         scrub = run.identity.scrub
-        seen = projection(rec.path, rec.body, scrub) if run.script.checks_requests else None
+        seen = (
+            projection(canonical_request(rec.path, rec.body), scrub)
+            if run.script.checks_requests
+            else None
+        )
         request_view = view(rec.body)
         if run.script.answers_side_requests:
             side = await run.sides.classify(request_view.has_tools)
@@ -266,7 +279,7 @@ class FakeLLM:
                 return f"upstream unreachable: {run.identity.scrub(str(exc))}"
         # A provider may echo the key (in an error message): the agent never sees it.
         entry = map_strings(entry, run.identity.redact)
-        seen = projection(rec.path, rec.body, run.identity.scrub)
+        seen = projection(canonical_request(rec.path, rec.body), run.identity.scrub)
         run.captured[slot] = Captured(run.identity.scrub_value(entry), seen)
         rec.entry = slot
         return build_response(entry)
@@ -318,7 +331,7 @@ class FakeLLM:
         return response
 
     async def _parity_stream(self, request: web.Request) -> web.StreamResponse:
-        run, rec = await self._start(request, "parity-stream")
+        run, rec = await self._start(request, PARITY_STREAM.name)
         reply = await self._answer(
             request, run, rec, parity_stream.view, parity_stream.problem(rec.body)
         )
@@ -328,11 +341,12 @@ class FakeLLM:
         wire = parity_stream.render(chunks)
         return await self._stream(request, run, rec, reply, wire, "application/x-ndjson")
 
-    def _provider(self, spec: Provider) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-        """The handler of one provider dialect (see `providers.PROVIDERS`)."""
+    def _provider(self, route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        """The handler of one provider dialect's path (see `dialects.ROUTES`)."""
+        spec = route.provider
 
         async def handle(request: web.Request) -> web.StreamResponse:
-            run, rec = await self._start(request, spec.dialect)
+            run, rec = await self._start(request, route.dialect)
             refused = self._key_problem(run, request)
             if refused is not None:
                 rec.status, rec.problem = 401, refused
@@ -344,7 +358,7 @@ class FakeLLM:
             model = str(request.match_info.get("model") or rec.body.get("model", "mock"))
             call = Call(f"{spec.id_prefix}{rec.seq}", model, rec.body, spaces)
             if reply.error_status is None:
-                if rec.body.get("stream") if spec.streams is None else spec.streams:
+                if rec.body.get("stream") if route.streams is None else route.streams:
                     wire = spec.stream(chunks, call)
                     return await self._stream(request, run, rec, reply, wire, "text/event-stream")
                 with run.answering(rec):  # a whole answer takes as long as its stream would
@@ -362,7 +376,7 @@ class FakeLLM:
         return handle
 
     async def _tool_call(self, request: web.Request) -> web.StreamResponse:
-        via = "mcp" if request.headers.get(VIA_HEADER) == "mcp" else "parity-stream"
+        via = "mcp" if request.headers.get(VIA_HEADER) == "mcp" else PARITY_STREAM.name
         run, rec = await self._start(request, via)
         why = parity_stream.tool_call_problem(rec.body)
         tool = None if why else run.tools.get(rec.body["name"])

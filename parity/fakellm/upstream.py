@@ -22,16 +22,7 @@ from typing import Any
 
 import aiohttp
 
-from parity.fakellm.canonical import canonical_request
-from parity.fakellm.upstream_answer import parse_answer
-from parity.fakellm.upstream_request import UPSTREAM_PATHS, upstream_body
-
-DIALECTS = tuple(UPSTREAM_PATHS)
-"""The provider dialects a recording can talk to."""
-
-ANTHROPIC_VERSION = "2023-06-01"
-_FORWARDED_HEADERS = ("anthropic-version", "anthropic-beta")
-"""Agent headers that say which API revision its body is written for."""
+from parity.fakellm.dialects import canonical_request, capture_of, parse_answer, upstream_body
 
 
 class UpstreamError(Exception):
@@ -49,9 +40,7 @@ class Upstream:
     timeout: float = 600.0
 
     def __post_init__(self) -> None:
-        if self.dialect not in UPSTREAM_PATHS:
-            known = ", ".join(DIALECTS)
-            raise ValueError(f"unknown upstream dialect {self.dialect!r} (known: {known})")
+        capture_of(self.dialect)  # a ValueError for a dialect no recording can talk to
 
     def request(
         self, agent_dialect: str, path: str, body: Any, headers: Mapping[str, str]
@@ -65,17 +54,13 @@ class Upstream:
             # the user; a provider's model without efforts would refuse the field.
             canonical.pop("reasoningEffort", None)
             out = upstream_body(self.dialect, canonical, model=self.model)
-        sent = {"content-type": "application/json"}
-        if self.dialect == "anthropic-messages":
-            sent["x-api-key"] = self.api_key
-            sent["anthropic-version"] = ANTHROPIC_VERSION
-            if agent_dialect == self.dialect:
-                for name in _FORWARDED_HEADERS:
-                    if name in headers:
-                        sent[name] = headers[name]
-        else:
-            sent["authorization"] = f"Bearer {self.api_key}"
-        return self.base_url.rstrip("/") + UPSTREAM_PATHS[self.dialect], out, sent
+        capture = capture_of(self.dialect)
+        sent = {"content-type": "application/json", **capture.headers(self.api_key)}
+        if agent_dialect == self.dialect:
+            for name in capture.forwarded:
+                if name in headers:
+                    sent[name] = headers[name]
+        return self.base_url.rstrip("/") + capture.path, out, sent
 
     async def answer(
         self, agent_dialect: str, path: str, body: Any, headers: Mapping[str, str]

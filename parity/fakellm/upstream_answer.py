@@ -3,8 +3,9 @@
 Recording mode (docs/capture.md) forwards an agent's model call to a real provider and
 keeps the answer as an `llm` entry, so the recorded scenario replays through the fake
 in any dialect. This is the inverse of the fake's own renderers: what
-`script.build_response` and a dialect renderer turn an entry into, `parse_answer` turns
-back into the entry, for the fake's bytes as for a provider's.
+`script.build_response` and a dialect renderer turn an entry into, `read_answer` (with
+the dialect's two readers, `dialects.parse_answer`) turns back into the entry, for the
+fake's bytes as for a provider's.
 
 An entry has one reasoning text, one text and a list of tool calls, so a provider's
 several text or thinking blocks are joined in order. What an entry cannot say is left
@@ -92,7 +93,7 @@ def _chat_choice(answer: Heard, choice: Any, key: str) -> None:
         answer.finish = _CHAT_FINISH.get(str(reason), "stop")
 
 
-def _chat_event(answer: Heard, _name: str | None, event: Event) -> None:
+def chat_event(answer: Heard, _name: str | None, event: Event) -> None:
     if event.get("error"):
         answer.error = failure_of(event["error"])
         return
@@ -101,7 +102,7 @@ def _chat_event(answer: Heard, _name: str | None, event: Event) -> None:
         _chat_choice(answer, choice, "delta")
 
 
-def _chat_whole(answer: Heard, whole: Event) -> None:
+def chat_whole(answer: Heard, whole: Event) -> None:
     _chat_usage(answer, whole.get("usage"))
     for choice in whole.get("choices") or []:
         _chat_choice(answer, choice, "message")
@@ -163,7 +164,7 @@ def _responses_item(answer: Heard, key: Any, item: Mapping[str, Any], *, whole: 
         answer.add(reasoning=summary)
 
 
-def _responses_event(answer: Heard, name: str | None, event: Event) -> None:
+def responses_event(answer: Heard, name: str | None, event: Event) -> None:
     kind = event.get("type", name)
     key = event.get("output_index")
     if kind == "response.output_text.delta":
@@ -183,7 +184,7 @@ def _responses_event(answer: Heard, name: str | None, event: Event) -> None:
         answer.error = failure_of(event.get("error") or event)
 
 
-def _responses_whole(answer: Heard, whole: Event) -> None:
+def responses_whole(answer: Heard, whole: Event) -> None:
     for position, item in enumerate(whole.get("output") or []):
         if isinstance(item, Mapping):
             _responses_item(answer, position, item, whole=True)
@@ -239,7 +240,7 @@ def _anthropic_stop(answer: Heard, reason: Any) -> None:
         answer.finish = _ANTHROPIC_FINISH.get(str(reason), "stop")
 
 
-def _anthropic_event(answer: Heard, name: str | None, event: Event) -> None:
+def anthropic_event(answer: Heard, name: str | None, event: Event) -> None:
     kind = event.get("type", name)
     key = event.get("index")
     if kind == "message_start":
@@ -255,7 +256,7 @@ def _anthropic_event(answer: Heard, name: str | None, event: Event) -> None:
         answer.error = failure_of(event.get("error"))
 
 
-def _anthropic_whole(answer: Heard, whole: Event) -> None:
+def anthropic_whole(answer: Heard, whole: Event) -> None:
     for position, block in enumerate(whole.get("content") or []):
         if isinstance(block, Mapping):
             _anthropic_block(answer, position, block)
@@ -265,17 +266,15 @@ def _anthropic_whole(answer: Heard, whole: Event) -> None:
 
 # -- dispatch -----------------------------------------------------------------------------
 
-_StreamReader = Callable[[Heard, str | None, Event], None]
-_WholeReader = Callable[[Heard, Event], None]
-
-_READERS: dict[str, tuple[_StreamReader, _WholeReader]] = {
-    "openai-chat": (_chat_event, _chat_whole),
-    "openai-responses": (_responses_event, _responses_whole),
-    "anthropic-messages": (_anthropic_event, _anthropic_whole),
-}
+StreamReader = Callable[[Heard, str | None, Event], None]
+"""(answer so far, SSE event name, event data): one dialect's streamed event read."""
+WholeReader = Callable[[Heard, Event], None]
+"""(answer so far, the whole JSON answer): one dialect's non-streaming answer read."""
 
 
-def parse_answer(dialect: str, status: int, body: bytes) -> dict[str, Any]:
+def read_answer(
+    stream: StreamReader, whole: WholeReader, status: int, body: bytes
+) -> dict[str, Any]:
     """A provider's whole HTTP answer (status and raw body) as one `llm` entry mapping.
 
     HTTP errors become `error` with the status (a failure before any chunk on replay);
@@ -284,11 +283,6 @@ def parse_answer(dialect: str, status: int, body: bytes) -> dict[str, Any]:
     is recorded as an error (`PARITY_UNREADABLE`) rather than raised: the recording goes
     on and the entry shows what came back.
     """
-    readers = _READERS.get(dialect)
-    if readers is None:
-        known = ", ".join(_READERS)
-        raise ValueError(f"unknown upstream dialect {dialect!r} (known: {known})")
-    stream, whole = readers
     text = body.decode("utf-8", errors="replace")
     if status >= 400:
         return {"error": http_error(text, status)}

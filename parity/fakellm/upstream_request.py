@@ -3,10 +3,12 @@
 Recording mode (docs/capture.md) forwards an agent's model call to a real provider. When
 the agent speaks another dialect than the provider (a DSH-family agent on parity-stream
 recorded against an OpenAI-compatible endpoint, say), the call is first reduced to the
-canonical request (`canonical.canonical_request`) and rebuilt here in the provider's
-dialect. The rebuilt body says to the provider what the agent's body said to the fake:
-reading it back with `canonical_request` gives the same canonical request, with the
-model replaced, except for what the target dialect cannot carry (`upstream_body`).
+canonical request (`dialects.canonical_request`) and rebuilt here in the provider's
+dialect: one builder per dialect (`chat_body`, `responses_body`, `anthropic_body`), chosen
+by the dialect's entry in the registry (`dialects.upstream_body`). The rebuilt body says to
+the provider what the agent's body said to the fake: reading it back with
+`canonical_request` gives the same canonical request, with the model replaced, except for
+what the target dialect cannot carry (`dialects.upstream_body`).
 
 Always a streaming request: the provider then answers as coarsely or finely as it
 streams, which the recorded entry keeps (`upstream_answer`'s `deltas`).
@@ -15,43 +17,10 @@ streams, which the recorded entry keeps (`upstream_answer`'s `deltas`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-UPSTREAM_PATHS: dict[str, str] = {
-    # OpenAI SDK base URLs include the version (`https://api.openai.com/v1`) ...
-    "openai-chat": "/chat/completions",
-    "openai-responses": "/responses",
-    # ... Anthropic's exclude it (`https://api.anthropic.com`).
-    "anthropic-messages": "/v1/messages",
-}
-"""The path appended to a provider's base URL, by dialect, following each official
-SDK's base-URL convention."""
-
 _Message = Mapping[str, Any]
-_Builder = Callable[[Mapping[str, Any], str, int], dict[str, Any]]
-
-
-def upstream_body(
-    dialect: str, canonical: Mapping[str, Any], *, model: str, max_tokens: int = 8192
-) -> dict[str, Any]:
-    """The streaming request body of `dialect` asking `model` what `canonical` asks.
-
-    Left out, because the canonical form or the dialect cannot carry it: image blocks
-    (the canonical form keeps only their mime type, not the data); reasoning in the
-    assistant history outside chat (see `_responses`, `_anthropic`); the reasoning
-    effort for Anthropic (see `_anthropic`); user and assistant messages with nothing
-    left to say. Reshaped: a Responses tool result's several texts are joined into one,
-    and Anthropic gets an empty object schema for a tool without parameters (both
-    read back that way). `max_tokens` goes to Anthropic only, which requires a limit; the
-    OpenAI dialects leave it to the provider (chat providers disagree on the field's
-    name, `max_tokens` or `max_completion_tokens`).
-    """
-    build = _BUILDERS.get(dialect)
-    if build is None:
-        known = ", ".join(_BUILDERS)
-        raise ValueError(f"unknown upstream dialect {dialect!r} (known: {known})")
-    return build(canonical, model, max_tokens)
 
 
 # -- canonical parts ----------------------------------------------------------------------
@@ -135,7 +104,7 @@ def _chat_assistant(message: _Message) -> dict[str, Any] | None:
     return out
 
 
-def _chat(canonical: Mapping[str, Any], model: str, _max_tokens: int) -> dict[str, Any]:
+def chat_body(canonical: Mapping[str, Any], model: str, _max_tokens: int) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     if canonical.get("system"):
         messages.append({"role": "system", "content": str(canonical["system"])})
@@ -210,7 +179,7 @@ def _responses_items(message: _Message) -> list[dict[str, Any]]:
     return items
 
 
-def _responses(canonical: Mapping[str, Any], model: str, _max_tokens: int) -> dict[str, Any]:
+def responses_body(canonical: Mapping[str, Any], model: str, _max_tokens: int) -> dict[str, Any]:
     body: dict[str, Any] = {"model": model}
     if canonical.get("system"):
         body["instructions"] = str(canonical["system"])
@@ -263,7 +232,7 @@ def _tool_result(message: _Message) -> dict[str, Any]:
     return result
 
 
-def _anthropic(canonical: Mapping[str, Any], model: str, max_tokens: int) -> dict[str, Any]:
+def anthropic_body(canonical: Mapping[str, Any], model: str, max_tokens: int) -> dict[str, Any]:
     """Anthropic's body. No reasoning effort: Anthropic sizes thinking by a token budget
     (`thinking.budget_tokens`, below `max_tokens`), and a budget per effort level would
     be a number made up here."""
@@ -294,10 +263,3 @@ def _anthropic(canonical: Mapping[str, Any], model: str, max_tokens: int) -> dic
     if tools := _tools(canonical):
         body["tools"] = [_function(t, "input_schema", _EMPTY_SCHEMA) for t in tools]
     return body
-
-
-_BUILDERS: dict[str, _Builder] = {
-    "openai-chat": _chat,
-    "openai-responses": _responses,
-    "anthropic-messages": _anthropic,
-}

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal, cast
 
+from parity.fakellm.dialects import DIALECTS
 from parity.scenario.model import ExpectedProblem
 from parity.targets.tolerances import TableError, parse_expect_problems, parse_timeouts
 
@@ -23,7 +24,8 @@ OWN_TOOLS_SHARED = {"dsh": True, "peer": False}
 """Whether a family's agents share their own tools (`builtin: true` calls): the DSH
 bridges all have the contract's `read`, `bash`, ...; each peer has its own set, so a
 peer scenario that calls one tests that agent alone and takes no `--targets +NAME`."""
-DIALECTS = ("parity-stream", "openai-chat", "openai-responses", "anthropic-messages", "gemini")
+DIALECT_NAMES = tuple(DIALECTS)
+"""The dialects a target may declare: the fake LLM's registry (`parity.fakellm.dialects`)."""
 FIXTURE_TOOLS = ("stream", "mcp")
 CONFORMANCE = ("fail", "warn")
 """What conformance findings do to a target's snapshot item: fail it, or only be listed."""
@@ -157,7 +159,7 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         raise TargetConfigError(f"{where}: unknown key(s) {sorted(unknown)}")
     for key, allowed in (
         ("family", FAMILIES),
-        ("dialect", DIALECTS),
+        ("dialect", DIALECT_NAMES),
         ("fixture_tools", FIXTURE_TOOLS),
     ):
         if table.get(key) not in allowed:

@@ -16,7 +16,7 @@ import yaml
 from parity.capture.session import CaptureRefused, Outcome, capture
 from parity.config import load_config
 from parity.driver import run as driver_run
-from parity.fakellm.canonical import dialect_of
+from parity.fakellm.dialects import dialect_of
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
 from parity.fakellm.upstream import Upstream

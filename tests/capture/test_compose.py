@@ -18,6 +18,7 @@ from parity.capture.compose import (
     render,
     script_entry,
 )
+from parity.fakellm.dialects import canonical_request
 from parity.fakellm.identity import Identity
 from parity.fakellm.recorded import Projection, decode, encode, projection
 from parity.fakellm.run import Captured
@@ -286,7 +287,7 @@ def test_a_realistic_capture_is_a_valid_scenario() -> None:
         ],
         "tools": [{"type": "function", "function": {"name": "read", "parameters": {}}}],
     }
-    seen = projection("/v1/chat/completions", body, ident.scrub)
+    seen = projection(canonical_request("/v1/chat/completions", body), ident.scrub)
     assert seen is not None
     records = [Captured({"text": "Hello!\nStopping.", "usage": {"input": 9, "output": 3}}, seen)]
     data = compose(prompt_base("Say hello.\nThen stop."), records, **HOW)

@@ -7,7 +7,7 @@ from typing import Any
 
 from parity.checks.diff import compare
 from parity.checks.differences import comparable_models
-from parity.fakellm.canonical import canonical_request, dialect_of
+from parity.fakellm.dialects import canonical_request, dialect_of
 
 ECHO = {"type": "object", "properties": {}}
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from parity.fakellm.dialects import canonical_request
 from parity.fakellm.identity import Identity
 from parity.fakellm.recorded import Projection, decode, encode, harmless, projection, stale_diff
 
@@ -49,6 +51,11 @@ def test_harmless_leaves_other_text(text: str) -> None:
     assert harmless(text) == text
 
 
+def projection_of(path: str, body: Any, scrub: Callable[[str], str]) -> Projection | None:
+    """What the server keeps of a call: the projection of its canonical request."""
+    return projection(canonical_request(path, body), scrub)
+
+
 # -- projection ---------------------------------------------------------------------------
 
 SCRUB = Identity(paths={"workdir": "/tmp/run-2026-12-02/workdir"}).scrub
@@ -83,7 +90,7 @@ def test_projection_of_a_parity_stream_body() -> None:
             {"name": "read", "description": "r", "parameters": {}},
         ],
     }
-    assert projection("/runs/r1/stream", body, SCRUB) == {
+    assert projection_of("/runs/r1/stream", body, SCRUB) == {
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "read <workdir>/a.md"}]},
             {
@@ -131,7 +138,7 @@ def test_projection_of_an_openai_chat_body_keeps_messages_and_tool_names_only() 
             }
         ],
     }
-    got = projection("/v1/chat/completions", body, SCRUB)
+    got = projection_of("/v1/chat/completions", body, SCRUB)
     assert got == {
         "messages": [
             {"role": "user", "content": [{"type": "text", "text": "hello"}]},
@@ -159,7 +166,7 @@ def test_projection_of_an_openai_chat_body_keeps_messages_and_tool_names_only() 
 
 def test_projection_without_tools() -> None:
     body = {"messages": [{"role": "user", "content": "hi"}]}
-    assert projection("/v1/chat/completions", body, SCRUB) == {
+    assert projection_of("/v1/chat/completions", body, SCRUB) == {
         "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
         "tools": [],
     }
@@ -167,11 +174,11 @@ def test_projection_without_tools() -> None:
 
 @pytest.mark.parametrize("path", ["/v1/models", "/runs/r1/catalog", "/tool-call"])
 def test_projection_of_a_non_model_path_is_none(path: str) -> None:
-    assert projection(path, {"messages": []}, SCRUB) is None
+    assert projection_of(path, {"messages": []}, SCRUB) is None
 
 
 def test_projection_of_a_non_object_body_is_none() -> None:
-    assert projection("/v1/chat/completions", ["not", "an", "object"], SCRUB) is None
+    assert projection_of("/v1/chat/completions", ["not", "an", "object"], SCRUB) is None
 
 
 # -- encode / decode ----------------------------------------------------------------------

@@ -12,17 +12,13 @@ from typing import Any
 
 import pytest
 
-from parity.fakellm.providers import PROVIDERS, Call
+from parity.fakellm.dialects import CAPTURABLE, DIALECTS, ROUTES, Call, parse_answer
 from parity.fakellm.script import build_response
-from parity.fakellm.upstream_answer import parse_answer
 from parity.fakellm.wire import anthropic_error_type, assemble, failure_fields
 from parity.scenario.load import check_text
 
-PATHS = {
-    "openai-chat": "/v1/chat/completions",
-    "openai-responses": "/v1/responses",
-    "anthropic-messages": "/v1/messages",
-}
+PATHS = {name: next(iter(DIALECTS[name].routes)) for name in CAPTURABLE}
+"""The fake's own path of each dialect a recording can talk to."""
 
 ENTRIES: dict[str, dict[str, Any]] = {
     "text": {"text": "hello there"},
@@ -62,7 +58,7 @@ def problems(entry: dict[str, Any]) -> list[str]:
 
 def served(dialect: str, entry: dict[str, Any], *, streaming: bool) -> tuple[int, bytes]:
     """What the fake's server answers for `entry` (server.py's provider handler)."""
-    spec = PROVIDERS[PATHS[dialect]]
+    spec = ROUTES[PATHS[dialect]].provider
     reply = build_response(entry)
     chunks = list(reply.chunks)
     body = {"stream": streaming, "stream_options": {"include_usage": True}}

@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from parity.fakellm.canonical import canonical_request
-from parity.fakellm.upstream_request import UPSTREAM_PATHS, upstream_body
+from parity.fakellm.dialects import (
+    CAPTURABLE,
+    DIALECTS,
+    canonical_request,
+    capture_of,
+    upstream_body,
+)
 
-PATHS = {
-    "openai-chat": "/v1/chat/completions",
-    "openai-responses": "/v1/responses",
-    "anthropic-messages": "/v1/messages",
-}
+PATHS = {name: next(iter(DIALECTS[name].routes)) for name in CAPTURABLE}
 """The fake's own path of each dialect."""
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
@@ -92,7 +93,7 @@ def carried(dialect: str, canonical: dict[str, Any]) -> dict[str, Any]:
 def test_the_body_reads_back_as_the_canonical_request(dialect: str) -> None:
     body = upstream_body(dialect, CONVERSATION, model="m")
     assert canonical_request(PATHS[dialect], body) == carried(dialect, CONVERSATION)
-    assert canonical_request(UPSTREAM_PATHS[dialect], body) == carried(dialect, CONVERSATION)
+    assert canonical_request(capture_of(dialect).path, body) == carried(dialect, CONVERSATION)
 
 
 @pytest.mark.parametrize("dialect", list(PATHS))
@@ -187,7 +188,7 @@ def test_anthropic_needs_an_object_input_and_an_object_schema() -> None:
 
 
 def test_the_paths_follow_each_sdks_base_url() -> None:
-    assert UPSTREAM_PATHS == {
+    assert {name: capture_of(name).path for name in CAPTURABLE} == {
         "openai-chat": "/chat/completions",
         "openai-responses": "/responses",
         "anthropic-messages": "/v1/messages",

@@ -321,6 +321,16 @@ def test_undeclared_tool_call_is_a_warning_not_an_error(tmp_path: Path) -> None:
     ]
 
 
+def test_a_call_wrong_on_purpose_says_so_and_gets_no_warning(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    calls = "[{id: c1, name: nope, arguments: 'not json'%s}]"
+    for marker, warnings in (("", 2), (", malformed: true", 0)):
+        path.write_text(
+            f"description: x\nllm:\n  - tool_calls: {calls % marker}\nsteps: [{{initialize: {{}}}}]\n"
+        )
+        assert len(load_scenario(path).warnings) == warnings
+
+
 def test_str_is_file_line_column_key_message_hint(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(HEAD + "  - promt: {session: s1}\n")

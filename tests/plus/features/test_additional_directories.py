@@ -17,9 +17,9 @@ import pytest
 from acp import PROTOCOL_VERSION, text_block
 from plus_agent import WorldFactory, raw_agent, sdk_agent
 
-from acp_plus.protocol import schema_check
 from acp_plus.core.approvals import ApprovalRequest
 from acp_plus.features.additional_directories import MAX_ENTRIES, preapproved, validate
+from acp_plus.protocol import schema_check
 from acp_plus.wire.errors import RpcError
 
 ESCALATE = "escalate sandbox to danger-full-access: write outside the workspace: x"
