@@ -325,9 +325,8 @@ def test_a_call_wrong_on_purpose_says_so_and_gets_no_warning(tmp_path: Path) -> 
     path = tmp_path / "w.yaml"
     calls = "[{id: c1, name: nope, arguments: 'not json'%s}]"
     for marker, warnings in (("", 2), (", malformed: true", 0)):
-        path.write_text(
-            f"description: x\nllm:\n  - tool_calls: {calls % marker}\nsteps: [{{initialize: {{}}}}]\n"
-        )
+        llm = f"llm:\n  - tool_calls: {calls % marker}\n"
+        path.write_text(f"description: x\n{llm}steps: [{{initialize: {{}}}}]\n")
         assert len(load_scenario(path).warnings) == warnings
 
 
