@@ -34,11 +34,11 @@ from pathlib import Path
 
 from parity.checks.diff import compare
 from parity.config import load_config
+from parity.engine.runner import Runner, normalized
+from parity.engine.store import snapshot_path
 from parity.scenario.known import load_known
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Scenario
-from parity.suite.runner import Runner, normalized
-from parity.suite.snapshots import snapshot_path
 from parity.view.dump import dump_view
 
 REPO = Path(__file__).resolve().parents[1]

@@ -5,6 +5,7 @@ For each `Layout` (the package, plus the source trees whose imports of it are ch
 - no module over `MAX_LINES` lines;
 - no import cycle among the package's modules, and none among its folders (each
   subpackage, or top-level module, is one node: the folders follow the data flow);
+- with a folder order, a folder imports only the folders before it (and the leaves);
 - no pass-through import: no `from m import x as x`, and no module importing a name it
   never uses (a package `__init__` may import the names its `__all__` declares, its
   public surface);
@@ -42,6 +43,10 @@ class Layout:
     """Trees below the callers that are left out (another package's own tests)."""
     architecture: str = ""
     """The package's architecture doc, whose module table must name every module."""
+    folders: tuple[str, ...] = ()
+    """The folder order of the architecture doc: each imports only those before it."""
+    leaves: tuple[str, ...] = ()
+    """Top-level modules every folder may import."""
 
 
 LAYOUTS = [
@@ -50,6 +55,22 @@ LAYOUTS = [
         callers=("tests", "bench"),
         exclude=("tests/plus",),
         architecture="parity/ARCHITECTURE.md",
+        folders=(
+            "scenario",
+            "fakellm",
+            "targets",
+            "config",
+            "driver",
+            "view",
+            "checks",
+            "engine",
+            "report",
+            "suite",
+            "capture",
+            "explore",
+            "cli",
+        ),
+        leaves=("transcript", "lazy", "exact"),
     ),
     Layout(
         "acp_plus",
@@ -192,6 +213,26 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return sorted(found)
+
+
+def out_of_order(
+    graph: dict[str, set[str]], package: str, order: tuple[str, ...], leaves: tuple[str, ...]
+) -> list[str]:
+    """Folder imports against `order` (a folder graph's nodes, without the package's
+    prefix): an import of a later folder, or of a folder the order does not name."""
+    rank = {f"{package}.{name}": i for i, name in enumerate(order)}
+    free = {f"{package}.{name}" for name in leaves}
+    out = []
+    for folder, targets in sorted(graph.items()):
+        if folder in free:
+            continue
+        if folder not in rank:
+            out.append(f"{folder}: not in the folder order")
+            continue
+        for target in sorted(targets - free):
+            if rank.get(target, len(order)) >= rank[folder]:
+                out.append(f"{folder} imports {target}, which comes after it")
+    return out
 
 
 def oversized(modules: dict[str, Module], limit: int = MAX_LINES) -> list[str]:
@@ -370,6 +411,26 @@ def test_a_folder_cycle_is_found_without_a_module_cycle(tmp_path: Path) -> None:
     assert cycles(folder_graph(graph, "pkg")) == [["pkg.down", "pkg.up"]]
 
 
+def test_an_import_against_the_folder_order_is_found(tmp_path: Path) -> None:
+    modules = _package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/leaf.py": "x = 1\n",
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "from pkg.high.b import y\nfrom pkg.leaf import x\nz = (x, y)\n",
+            "pkg/high/__init__.py": "",
+            "pkg/high/b.py": "from pkg.leaf import x\ny = x\n",
+            "pkg/odd/__init__.py": "",
+        },
+    )
+    graph = folder_graph(import_graph(modules), "pkg")
+    assert out_of_order(graph, "pkg", ("low", "high"), ("leaf",)) == [
+        "pkg.low imports pkg.high, which comes after it",
+        "pkg.odd: not in the folder order",
+    ]
+
+
 def test_re_exports_and_names_only_passed_on_are_found(tmp_path: Path) -> None:
     modules = _package(
         tmp_path,
@@ -449,6 +510,15 @@ def test_the_folders_import_each_other_in_one_direction(
     layout: Layout, modules: dict[str, Module]
 ) -> None:
     assert cycles(folder_graph(import_graph(modules), layout.package)) == []
+
+
+def test_the_folders_follow_the_documented_order(
+    layout: Layout, modules: dict[str, Module]
+) -> None:
+    if not layout.folders:
+        pytest.skip(f"{layout.package} documents no folder order")
+    graph = folder_graph(import_graph(modules), layout.package)
+    assert out_of_order(graph, layout.package, layout.folders, layout.leaves) == []
 
 
 def test_no_pass_through_import(modules: dict[str, Module]) -> None:

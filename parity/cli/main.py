@@ -53,8 +53,8 @@ def cmd_peers(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """Walk every changed or new snapshot of the selected runs (see `parity.suite.review`)."""
-    from parity.suite.review import review
+    """Walk every changed or new snapshot of the selected runs (see `parity.cli.review`)."""
+    from parity.cli.review import review
 
     config = project_config(args)
     paths = [scenario_path(config, s) for s in args.scenarios]
@@ -68,8 +68,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     select = plain | set(added) if plain else None
     pending = None
     if args.source:
-        from parity.suite.pending import pending_items
-        from parity.suite.review import scenario_files
+        from parity.cli.pending import pending_items
+        from parity.cli.review import scenario_files
 
         files = scenario_files(config, paths)
         pending = pending_items(config, Path(args.source), files, select)

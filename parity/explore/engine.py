@@ -36,6 +36,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from parity.checks.diff import compare
 from parity.config import Config
+from parity.engine.runner import Runner, normalized
 from parity.explore.findings import (
     HARNESS_ERROR,
     Finding,
@@ -46,7 +47,6 @@ from parity.explore.findings import (
 from parity.explore.generate import scenarios, to_yaml
 from parity.scenario.load import build_scenario
 from parity.scenario.model import Rule
-from parity.suite.runner import Runner, normalized
 
 
 @dataclass(frozen=True)

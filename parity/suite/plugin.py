@@ -18,7 +18,7 @@ default: found from the invocation dir), `--parity-report DIR`, `--parity-junit 
 from the plain data each item adds to `SessionState.collected`; see docs/reports.md).
 Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
 marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
-workers through a session cache directory (see `parity.suite.runner`). A SIGTERM ends
+workers through a session cache directory (see `parity.engine.runner`). A SIGTERM ends
 the session as Ctrl-C would (teardown, then the driver's atexit hook kills any agent
 process group still alive).
 
@@ -245,7 +245,8 @@ class ParityPlugin:
         state = self.state
         if state.outcomes or state.invalid:
             # Imported here: it imports syrupy, which must not load with the plugin.
-            from parity.suite.snapshots import unused_fail, unused_snapshots
+            from parity.engine.store import unused_snapshots
+            from parity.suite.snapshots import unused_fail
 
             state.unused = unused_snapshots(
                 state.config.snapshots_dir, state.scenarios, state.whole_suite, state.joinable

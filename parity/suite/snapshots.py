@@ -9,10 +9,9 @@ under `--snapshot-update` and counts passed/new/failed snapshots in its own repo
 Two things syrupy cannot do for scenario items (parity/ARCHITECTURE.md, "Snapshots and
 syrupy"): a scenario item is no test function, so it gets no `snapshot` fixture and
 `check_snapshot` builds the assertion the way that fixture does; and syrupy's
-unused-snapshot detection only knows test functions, so `unused_snapshots` finds unused
-files from the scenarios collected (`unused_fail`: under CI they fail a whole-suite
-run, as syrupy's unused snapshots fail its runs). The parity checks also read snapshots through
-`read_view` when a target cannot run here.
+unused-snapshot detection only knows test functions, so the store's `unused_snapshots`
+(`parity.engine.store`) finds unused files from the scenarios collected (`unused_fail`:
+under CI they fail a whole-suite run, as syrupy's unused snapshots fail its runs).
 """
 
 from __future__ import annotations
@@ -31,25 +30,10 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
 from parity.scenario.load import scenario_name
-from parity.view.dump import dump_view, load_view
+from parity.view.dump import dump_view
 
-SUFFIX = ".yaml"
 DIFF_LINES = 80
 """Lines of the text diff a failing snapshot shows before the rest is counted."""
-
-
-def snapshot_path(snapshots_dir: Path, scenario: str, target: str) -> Path:
-    """Where the snapshot of `target` running `scenario` lives."""
-    return snapshots_dir / scenario / f"{target}{SUFFIX}"
-
-
-def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
-    """The recorded view, or None when no snapshot was recorded."""
-    path = snapshot_path(snapshots_dir, scenario, target)
-    try:
-        return load_view(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
 
 
 class ParitySnapshotExtension(SingleFileSnapshotExtension):
@@ -148,33 +132,6 @@ def check_snapshot(item: pytest.Item, view: Any, *, update: bool, shown_as: str)
     recorded = None if execution.recalled_data is None else str(execution.recalled_data)
     diff = assertion.get_assert_diff() if not matched and recorded is not None else []
     return SnapshotCheck(text, matched, execution.created, recorded, diff)
-
-
-def unused_snapshots(
-    snapshots_dir: Path,
-    scenarios: Mapping[str, list[str]],
-    whole_suite: bool,
-    joinable: Mapping[str, set[str]] | None = None,
-) -> list[Path]:
-    """Snapshot files no collected scenario target claims: targets dropped from a
-    scenario, and (when the whole suite was collected) scenarios that no longer exist.
-    `scenarios` maps each collected scenario to its targets, run or skipped: a skipped
-    target's recording is used (its parity checks compare against it). A recording of
-    a target `--targets +NAME` could add to the scenario (`joinable`) is a user's own
-    agent's, recorded by `parity record --targets +NAME`: used, whether or not it was
-    added this time (recording one added agent must not delete another's)."""
-    if not snapshots_dir.is_dir():
-        return []
-    joinable = joinable or {}
-    unused = []
-    for path in sorted(snapshots_dir.rglob(f"*{SUFFIX}")):
-        scenario = path.parent.relative_to(snapshots_dir).as_posix()
-        if scenario in scenarios:
-            if path.stem not in scenarios[scenario] and path.stem not in joinable.get(scenario, ()):
-                unused.append(path)
-        elif whole_suite:
-            unused.append(path)
-    return unused
 
 
 def under_ci(env: Mapping[str, str]) -> bool:

@@ -21,8 +21,8 @@ from parity.report.outcome import Outcome
 from parity.report.text import FindingsRow
 
 if TYPE_CHECKING:
+    from parity.engine.runner import Runner
     from parity.scenario.model import Rule
-    from parity.suite.runner import Runner
 
 
 REQUIRE_TARGETS_HELP = (
@@ -110,7 +110,7 @@ class SessionState:
     def runner(self) -> Runner:
         """The process's runner, created (with its imports) on first use."""
         if self._runner is None:
-            from parity.suite.runner import Runner
+            from parity.engine.runner import Runner
 
             self._runner = Runner(self.config, self.cache_dir)
         return self._runner

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from parity.cli.review import Pending
 from parity.config import Config
-from parity.suite.review import Pending
 
 
 def pending_items(
@@ -22,9 +22,9 @@ def pending_items(
 ) -> tuple[list[Pending], list[str]]:
     """The pending snapshots under `source` for the scenario `files` (and `select`ed
     targets), as review items; notes for what cannot be reviewed."""
+    from parity.engine.store import SUFFIX, snapshot_path
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
-    from parity.suite.snapshots import SUFFIX, snapshot_path
     from parity.view.dump import load_view
 
     wanted = {f.resolve() for f in files}
