@@ -151,7 +151,7 @@ def collect(
     """Run every selected target that can run, and each `added` one (`--targets +NAME`)
     that joins the scenario; `(pending items, notes)`, where the notes say what was not
     reviewed and why (an invalid file, a target that cannot run here)."""
-    from parity.engine.store import snapshot_path
+    from parity.engine.store import read_text, snapshot_path
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
     from parity.targets.spec import joins
@@ -185,7 +185,7 @@ def collect(
                 continue
             text = dump_view(result.view)
             snap = snapshot_path(config.snapshots_dir, scenario.name, target)
-            recorded = snap.read_text(encoding="utf-8") if snap.is_file() else None
+            recorded = read_text(snap)
             if recorded == text:
                 continue
             pending.append(
@@ -295,11 +295,10 @@ def ask(item: Pending, prompt: Callable[[str], str], out: TextIO) -> Decision:
 
 
 def accept(item: Pending) -> None:
-    """Write the run's snapshot (atomically: a reader never sees half a file)."""
-    item.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = item.path.with_name(item.path.name + ".tmp")
-    tmp.write_text(item.text, encoding="utf-8")
-    tmp.replace(item.path)
+    """Write the run's snapshot (the store writes atomically)."""
+    from parity.engine.store import write_text
+
+    write_text(item.path, item.text)
 
 
 def walk(
@@ -310,6 +309,8 @@ def walk(
     out: TextIO = sys.stdout,
 ) -> Tally:
     """Show each item and act on its decision; quitting counts the rest as skipped."""
+    from parity.engine.store import remove
+
     tally = Tally()
     batch: str | None = None  # a scenario whose remaining clean items are accepted
     for index, item in enumerate(items, 1):
@@ -337,7 +338,7 @@ def walk(
             why = " (run had problems, not accepted)" if mode == "accept-all" else ""
             print(f"skipped{why}", file=out)
         if decision in ("accept", "reject") and item.pending is not None:
-            item.pending.unlink(missing_ok=True)  # decided: no longer pending
+            remove(item.pending)  # decided: no longer pending
         print(file=out)
     return tally
 

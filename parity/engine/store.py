@@ -1,10 +1,16 @@
-"""The snapshot store: where each (scenario, target) snapshot lives, and reading it.
+"""The snapshot store: every read, write and delete of a snapshot file, and of a
+pending one.
 
 Layout: `<snapshots dir>/<scenario name>/<target>.yaml`, e.g.
 `snapshots/baseline/text-turn/plus.yaml`, holding the exact YAML of the normalized view
-(`parity.view.dump.dump_view`). No pytest and no syrupy here: `parity show`, `diff`,
-`calibrate`, `review`, capture and explore read snapshots without loading either, and
-the pytest side (`parity.suite.snapshots`) locates its files through this module.
+(`parity.view.dump.dump_view`): UTF-8, `\n` line ends, the bytes syrupy's text mode
+wrote. Pending snapshots (what a run that could not write them leaves for `parity
+review --from DIR`, insta's `.snap.new`) have the same layout under their own folder.
+
+No pytest and no syrupy here: `parity show`, `diff`, `calibrate`, `review`, capture and
+explore read snapshots without loading either, and the pytest side
+(`parity.suite.snapshots`, syrupy's extension) reads and writes its files through this
+module, so there is one format and one place that touches the files.
 """
 
 from __future__ import annotations
@@ -18,18 +24,57 @@ from parity.view.dump import load_view
 SUFFIX = ".yaml"
 
 
+def scenario_dir(snapshots_dir: Path, scenario: str) -> Path:
+    """The folder of a scenario's snapshots, one file per target."""
+    return snapshots_dir / scenario
+
+
 def snapshot_path(snapshots_dir: Path, scenario: str, target: str) -> Path:
     """Where the snapshot of `target` running `scenario` lives."""
-    return snapshots_dir / scenario / f"{target}{SUFFIX}"
+    return scenario_dir(snapshots_dir, scenario) / f"{target}{SUFFIX}"
+
+
+def read_text(path: Path) -> str | None:
+    """A snapshot file's text, or None when there is none."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
 
 
 def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
     """The recorded view, or None when no snapshot was recorded."""
-    path = snapshot_path(snapshots_dir, scenario, target)
-    try:
-        return load_view(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
+    text = read_text(snapshot_path(snapshots_dir, scenario, target))
+    return None if text is None else load_view(text)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write a snapshot (or pending) file atomically: a reader, another xdist worker or
+    `parity review` running beside a record, never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def remove(path: Path) -> None:
+    """Remove a snapshot (or pending) file; one already gone is no error."""
+    path.unlink(missing_ok=True)
+
+
+def write_pending(folder: Path, scenario: str, target: str, text: str) -> Path:
+    """Keep a run's new snapshot text under `folder` for `parity review --from`."""
+    path = snapshot_path(folder, scenario, target)
+    write_text(path, text)
+    return path
+
+
+def pending_snapshots(folder: Path) -> list[tuple[str, str, Path]]:
+    """(scenario, target, file) of every pending snapshot under `folder`, sorted by file."""
+    return [
+        (path.parent.relative_to(folder).as_posix(), path.stem, path)
+        for path in sorted(folder.rglob(f"*{SUFFIX}"))
+    ]
 
 
 def unused_snapshots(

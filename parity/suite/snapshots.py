@@ -25,10 +25,11 @@ from typing import Any, ClassVar
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
-from syrupy.data import SnapshotCollections
+from syrupy.data import SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
+from parity.engine.store import SUFFIX, read_text, remove, scenario_dir, write_text
 from parity.scenario.load import scenario_name
 from parity.view.dump import dump_view
 
@@ -37,7 +38,8 @@ DIFF_LINES = 80
 
 
 class ParitySnapshotExtension(SingleFileSnapshotExtension):
-    """syrupy extension storing a scenario item's view at `<snapshots>/<scenario>/<target>.yaml`.
+    """syrupy extension comparing a scenario item's view with its snapshot file, which
+    the store (`parity.engine.store`) locates, reads, writes and deletes.
 
     syrupy rebuilds test locations from a worker's bare node data under pytest-xdist, so
     the location is derived only from the item's path and name (the target); the two
@@ -45,7 +47,7 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     """
 
     _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
+    file_extension = SUFFIX.lstrip(".")
     snapshots_dir: ClassVar[Path] = Path("snapshots")
     scenarios_dir: ClassVar[Path] = Path("scenarios")
 
@@ -75,7 +77,26 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
         name = scenario_name(Path(test_location.filepath), cls.scenarios_dir)
-        return str(cls.snapshots_dir / name)
+        return str(scenario_dir(cls.snapshots_dir, name))
+
+    # The file itself is the store's: one format and one writer, with or without pytest.
+
+    def read_snapshot_data_from_location(
+        self, *, snapshot_location: str, snapshot_name: str, session_id: str
+    ) -> str | None:
+        return read_text(Path(snapshot_location))
+
+    @classmethod
+    def write_snapshot_collection(
+        cls, *, snapshot_collection: SnapshotCollection, name_order: Any = None
+    ) -> None:
+        data = next(iter(snapshot_collection)).data
+        if not isinstance(data, str):
+            raise TypeError(f"a snapshot is text, got {type(data).__name__}")
+        write_text(Path(snapshot_collection.location), data)
+
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        remove(Path(snapshot_location))
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -90,8 +111,8 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     ) -> SnapshotCollections:
         """Nothing, on purpose: syrupy's unused-snapshot logic only knows test functions
         (`pytest.Function`), so it would call a skipped target's recording (a native
-        snapshot on a machine without DSH) unused and delete it. `unused_snapshots`
-        finds unused files from the scenarios the plugin collected."""
+        snapshot on a machine without DSH) unused and delete it. The store's
+        `unused_snapshots` finds unused files from the scenarios the plugin collected."""
         return SnapshotCollections()
 
 

@@ -177,16 +177,11 @@ class TargetItem(ScenarioItem):
         """Keep the new snapshot of a clean run that drifted or has none, for `parity
         review --from DIR` (insta's `.snap.new`): CI writes them, a reviewer accepts them
         locally without running an agent. A run with problems is never pending."""
-        from parity.engine.store import SUFFIX
+        from parity.engine.store import write_pending
 
         folder = pending_dir(self.config)
-        if folder is None:
-            return
-        path = folder / self.scenario.name / f"{self.target}{SUFFIX}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        if folder is not None:
+            write_pending(folder, self.scenario.name, self.target, text)
 
     def _snapshot_rel(self) -> str:
         """The target's snapshot file, relative to where pytest was started."""
