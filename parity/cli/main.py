@@ -26,7 +26,7 @@ from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
 from parity.cli.project import load_named, project_config, scenario_path
 from parity.cli.run import cmd_run
 from parity.cli.validate import cmd_validate
-from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
+from parity.suite.options import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
 from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError

@@ -1,14 +1,29 @@
 """The plugin's command-line options (the `parity` group), in one table.
 
 What each does is in `parity.suite.plugin`'s docstring and docs/reports.md; `parity run`
-and `parity record` pass them (`parity.cli.run.pytest_args`).
+and `parity record` pass them (`parity.cli.run.pytest_args`) and show the same help.
 """
 
 from __future__ import annotations
 
-import pytest
+from typing import TYPE_CHECKING
 
-from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
+if TYPE_CHECKING:
+    # Only for a type: `parity show` and the other commands read the help below, and
+    # must not load pytest for it (0.7 s of a `parity show`, with syrupy).
+    import pytest
+
+REQUIRE_TARGETS_HELP = (
+    "comma-separated targets every check involving them must be able to compare, live "
+    "or against their recorded snapshot: a target with neither fails its items and "
+    "parity checks instead of skipping (a recording stands in for a target that cannot "
+    "run here; --require-live does not allow that)"
+)
+REQUIRE_LIVE_HELP = (
+    "comma-separated targets that must run live here: one that cannot fails its items "
+    "and every parity check involving it, even where a recorded snapshot exists"
+)
+"""The help of both options; `parity run` shows the same text."""
 
 OPTIONS: tuple[tuple[str, str | None, str | None, str], ...] = (
     (

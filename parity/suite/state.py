@@ -25,19 +25,6 @@ if TYPE_CHECKING:
     from parity.scenario.model import Rule
 
 
-REQUIRE_TARGETS_HELP = (
-    "comma-separated targets every check involving them must be able to compare, live "
-    "or against their recorded snapshot: a target with neither fails its items and "
-    "parity checks instead of skipping (a recording stands in for a target that cannot "
-    "run here; --require-live does not allow that)"
-)
-REQUIRE_LIVE_HELP = (
-    "comma-separated targets that must run live here: one that cannot fails its items "
-    "and every parity check involving it, even where a recorded snapshot exists"
-)
-"""The help of both options; `parity run` shows the same text."""
-
-
 @dataclass
 class SessionState:
     """Per-process parity state (see the module docstring)."""
