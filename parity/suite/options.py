@@ -6,12 +6,15 @@ and `parity record` pass them (`parity.cli.run.pytest_args`) and show the same h
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     # Only for a type: `parity show` and the other commands read the help below, and
     # must not load pytest for it (0.7 s of a `parity show`, with syrupy).
     import pytest
+
+    from parity.config import Config
 
 REQUIRE_TARGETS_HELP = (
     "comma-separated targets every check involving them must be able to compare, live "
@@ -79,3 +82,19 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(flag, default=default, help=text)
         else:
             group.addoption(flag, default=default, metavar=metavar, help=text)
+
+
+class GivenConfig:
+    """The project's configuration, read by the caller that starts pytest: `parity run`
+    passes it as a plugin object (`pytest.main(..., plugins=[...])`) and the plugin takes
+    it instead of reading `parity.toml` a second time. Defined here, not in the plugin
+    module: `-p parity.suite.plugin` must find that module not yet imported, or pytest
+    cannot assertion-rewrite it (a warning in every run's output)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+
+def given_config(plugins: Iterable[object]) -> Config | None:
+    """The configuration a `GivenConfig` among the registered plugins carries, if any."""
+    return next((p.config for p in plugins if isinstance(p, GivenConfig)), None)

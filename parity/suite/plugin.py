@@ -45,7 +45,7 @@ from parity.driver.stale import owned_name, remove_stale
 from parity.report.outcome import Outcome
 from parity.suite.collect import ScenarioFile, is_scenario
 from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
-from parity.suite.options import add_options
+from parity.suite.options import add_options, given_config
 from parity.suite.state import STATE, SessionState
 from parity.suite.summary import write_summary
 from parity.targets.spec import TargetConfigError
@@ -56,12 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    root_opt = config.getoption("parity_root", None)
-    root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
-    try:
-        cfg = load_config(root)
-    except TargetConfigError as exc:
-        raise pytest.UsageError(f"parity: {exc}") from None
+    cfg = given_config(config.pluginmanager.get_plugins()) or _load_config(config)
     # syrupy (through parity.suite.snapshots) is imported only now: importing it while
     # `-p parity.suite.plugin` loads would precede pytest's assertion-rewrite setup for it.
     from parity.suite.snapshots import ParitySnapshotExtension
@@ -92,6 +87,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     config.pluginmanager.register(ParityPlugin(config), "parity-session")
     _install_sigterm(state)
+
+
+def _load_config(config: pytest.Config) -> Config:
+    """The project's configuration, read here when no caller handed it over (`pytest`
+    run directly, or an xdist worker)."""
+    root_opt = config.getoption("parity_root", None)
+    root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
+    try:
+        return load_config(root)
+    except TargetConfigError as exc:
+        raise pytest.UsageError(f"parity: {exc}") from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
