@@ -1,4 +1,4 @@
-"""The commands that run agents directly, with the suite's runner (no pytest): `parity
+"""The commands that run agents directly, with the engine's runner (no pytest): `parity
 show`, `parity diff` and `parity calibrate`. A target that cannot run here is shown from
 its recorded snapshot.
 """

@@ -2,11 +2,12 @@
 
 `run` and `record` are thin over pytest (`parity.cli.run`; the plugin in
 `parity.suite.plugin` does the work); `validate` is `parity.cli.validate`; `show`,
-`diff` and `calibrate` run agents directly (`parity.cli.inspect`); `targets`, `peers`,
-`review` and `fake-llm` are here; `capture` is `parity.cli.capture`. Every one reads the
-project through `parity.cli.project.project_config`. Harness modules are imported by the
-subcommands that need them: `run` hands over to pytest, which must import syrupy itself
-(after setting up assertion rewriting for it).
+`diff` and `calibrate` run agents on the engine (`parity.cli.inspect`, no pytest);
+`review` is `parity.cli.review` (and `parity.cli.pending` for `--from`); `targets`,
+`peers` and `fake-llm` are here; `capture` is `parity.cli.capture`. Every one reads the
+project once, through `parity.cli.project.project_config`. Harness modules are imported
+by the subcommands that need them: `run` hands over to pytest, which must import syrupy
+itself (after setting up assertion rewriting for it), and no other command loads either.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The exploration loop: Hypothesis draws scenarios (`parity.explore.generate`), each is
-run on both targets through the suite's runner and compared exactly as `parity run`
+run on both targets through the engine's runner and compared exactly as `parity run`
 compares (the scenario's profile, the project's known differences), and every
 unexplained difference is a failing example that Hypothesis shrinks.
 
