@@ -15,8 +15,8 @@ from pathlib import Path
 
 from parity.checks.acp_schema import def_names
 from parity.config import load_config
+from parity.engine.runner import Runner
 from parity.explore.engine import Explorer, Options
-from parity.suite.runner import Runner
 
 PAIRS = ("plus,plus-full", "plus,plus-openai")
 

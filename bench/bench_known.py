@@ -18,10 +18,10 @@ from typing import Any
 
 from parity.checks.diff import compare
 from parity.config import load_config
+from parity.engine.store import read_view
 from parity.scenario.known import load_known
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Rule, Scenario
-from parity.view.dump import load_view
 
 Pair = tuple[Scenario, str, str, dict[str, Any], dict[str, Any]]
 
@@ -36,9 +36,9 @@ def pairs() -> list[Pair]:
             continue
         views = {}
         for target in scenario.targets:
-            snap = config.snapshots_dir / scenario.name / f"{target}.yaml"
-            if snap.is_file():
-                views[target] = load_view(snap.read_text(encoding="utf-8"))
+            view = read_view(config.snapshots_dir, scenario.name, target)
+            if view is not None:
+                views[target] = view
         ref = scenario.targets[0]
         for other in scenario.targets[1:]:
             if ref in views and other in views:

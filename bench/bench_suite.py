@@ -34,11 +34,11 @@ from pathlib import Path
 
 from parity.checks.diff import compare
 from parity.config import load_config
+from parity.engine.runner import Runner, normalized
+from parity.engine.store import read_text, snapshot_path
 from parity.scenario.known import load_known
 from parity.scenario.load import discover, load_scenario
 from parity.scenario.model import Scenario
-from parity.suite.runner import Runner, normalized
-from parity.suite.snapshots import snapshot_path
 from parity.view.dump import dump_view
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,8 +123,8 @@ def split(root: Path) -> Split:
                 cpu1 = _cpu()
                 view = normalized(scenario, transcript)
                 # What a target item does after the run: serialize, compare texts.
-                path = snapshot_path(config.snapshots_dir, scenario.name, target)
-                _ = path.is_file() and path.read_text(encoding="utf-8") == dump_view(view)
+                recorded = read_text(snapshot_path(config.snapshots_dir, scenario.name, target))
+                _ = recorded == dump_view(view)
                 views[target] = view
                 out.after_run += time.perf_counter() - t1
                 out.runs += 1

@@ -5,7 +5,8 @@ Keys: `scenarios` (the scenarios directory, default `scenarios`), `snapshots` (d
 `snapshots`), `known_differences` (default `known-differences.yaml`) and
 `[targets.<name>]` tables (`parity.targets.spec`). Every command and
 the pytest plugin read the project through `load_config`, so each one honours the same
-directories.
+directories, and each reads it once: `parity run` hands the `Config` it read to the
+plugin (`parity.suite.options.GivenConfig`), `parity validate` to its per-file lookup.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Everything downstream (normalization, snapshots, parity diffs, conformance findings, run
 problems, failure reports) is a pure function of a `Transcript`, so it can be tested
 without spawning anything. `to_dict` / `from_dict` carry it through JSON (the session's
-run cache, `parity.suite.runner`) and back, typed again. Times are monotonic seconds
+run cache, `parity.engine.runner`) and back, typed again. Times are monotonic seconds
 since the run started; they stay in the raw transcript and are removed by normalization.
 """
 

@@ -23,12 +23,12 @@ import parity
 from parity.capture.compose import compose, refusals, render
 from parity.checks.problems import run_problems
 from parity.config import Config
+from parity.engine.runner import Runner, normalized
 from parity.fakellm.identity import leaks, map_strings
 from parity.fakellm.upstream import Upstream
 from parity.scenario.errors import ScenarioInvalid
 from parity.scenario.load import build_scenario, load_scenario
 from parity.scenario.model import Scenario
-from parity.suite.runner import Runner, normalized
 from parity.transcript import Transcript
 from parity.view.dump import dump_view
 

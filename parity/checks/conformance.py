@@ -20,7 +20,7 @@ Finding kinds:
   request about that session was in flight;
 - `unknown_response`: a response to an id the harness never sent or already saw answered.
 
-`conformance_findings(transcript)` is what every run gets (`parity.suite.runner`): the
+`conformance_findings(transcript)` is what every run gets (`parity.engine.runner`): the
 findings rendered, with the capabilities the run advertised, or one `unchecked` entry
 when the schema is missing.
 """

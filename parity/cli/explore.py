@@ -113,8 +113,8 @@ def write_findings(
 
 def cmd_explore(args: argparse.Namespace) -> int:
     from parity.checks.acp_schema import def_names
+    from parity.engine.runner import Runner
     from parity.explore.engine import Explorer, Options
-    from parity.suite.runner import Runner
 
     config = project_config(args)
     names = tuple(t.strip() for t in args.targets.split(",") if t.strip())

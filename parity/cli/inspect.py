@@ -1,4 +1,4 @@
-"""The commands that run agents directly, with the suite's runner (no pytest): `parity
+"""The commands that run agents directly, with the engine's runner (no pytest): `parity
 show`, `parity diff` and `parity calibrate`. A target that cannot run here is shown from
 its recorded snapshot.
 """
@@ -19,7 +19,7 @@ from parity.view.calibrate import PathT, differing_paths, mask_proposal, shows_r
 
 def _views(config: Config, scenario: Scenario, names: Sequence[str]) -> list[tuple[str, Any, Any]]:
     """(title, view, RunResult or None) per target: a live run, else the recorded snapshot."""
-    from parity.suite.runner import Runner
+    from parity.engine.runner import Runner
 
     out: list[tuple[str, Any, Any]] = []
     with Runner(config) as runner:
@@ -102,7 +102,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from parity.suite.runner import Runner
+    from parity.engine.runner import Runner
 
     config = project_config(args)
     scenario = load_named(config, args.scenario)

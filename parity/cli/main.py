@@ -2,11 +2,12 @@
 
 `run` and `record` are thin over pytest (`parity.cli.run`; the plugin in
 `parity.suite.plugin` does the work); `validate` is `parity.cli.validate`; `show`,
-`diff` and `calibrate` run agents directly (`parity.cli.inspect`); `targets`, `peers`,
-`review` and `fake-llm` are here; `capture` is `parity.cli.capture`. Every one reads the
-project through `parity.cli.project.project_config`. Harness modules are imported by the
-subcommands that need them: `run` hands over to pytest, which must import syrupy itself
-(after setting up assertion rewriting for it).
+`diff` and `calibrate` run agents on the engine (`parity.cli.inspect`, no pytest);
+`review` is `parity.cli.review` (and `parity.cli.pending` for `--from`); `targets`,
+`peers` and `fake-llm` are here; `capture` is `parity.cli.capture`. Every one reads the
+project once, through `parity.cli.project.project_config`. Harness modules are imported
+by the subcommands that need them: `run` hands over to pytest, which must import syrupy
+itself (after setting up assertion rewriting for it), and no other command loads either.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
 from parity.cli.project import load_named, project_config, scenario_path
 from parity.cli.run import cmd_run
 from parity.cli.validate import cmd_validate
-from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
+from parity.suite.options import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
 from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError
@@ -53,8 +54,8 @@ def cmd_peers(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """Walk every changed or new snapshot of the selected runs (see `parity.suite.review`)."""
-    from parity.suite.review import review
+    """Walk every changed or new snapshot of the selected runs (see `parity.cli.review`)."""
+    from parity.cli.review import review
 
     config = project_config(args)
     paths = [scenario_path(config, s) for s in args.scenarios]
@@ -68,8 +69,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     select = plain | set(added) if plain else None
     pending = None
     if args.source:
-        from parity.suite.pending import pending_items
-        from parity.suite.review import scenario_files
+        from parity.cli.pending import pending_items
+        from parity.cli.review import scenario_files
 
         files = scenario_files(config, paths)
         pending = pending_items(config, Path(args.source), files, select)

@@ -55,8 +55,12 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
 def cmd_run(args: argparse.Namespace, *, record: bool = False) -> int:
     import pytest
 
+    from parity.suite.options import GivenConfig
+
     config = project_config(args)
     if not args.scenarios and not config.scenarios_dir.is_dir():
         print(f"parity: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
         return 2
-    return int(pytest.main(pytest_args(args, config, record=record)))
+    # The plugin takes this configuration rather than reading parity.toml again.
+    given = [GivenConfig(config)]
+    return int(pytest.main(pytest_args(args, config, record=record), plugins=given))

@@ -26,14 +26,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return validate_main(list(args.paths), project_config(args))
 
 
-def validate_paths(paths: Iterable[Path | str]) -> list[ScenarioError]:
+def validate_paths(paths: Iterable[Path | str], given: Config | None = None) -> list[ScenarioError]:
     """Check files and directories (every `*.yaml` below them); all findings, in order.
 
     Target names are checked against the target registry of each file's project (the
-    nearest directory with `parity.toml` or `pyproject.toml`).
+    nearest directory with `parity.toml` or `pyproject.toml`); `given`, the command's own
+    project, already read, is not read again.
     """
     findings: list[ScenarioError] = []
-    projects: dict[Path, Config | str] = {}
+    projects: dict[Path, Config | str] = {} if given is None else {given.root: given}
     for path in _expand(paths):
         if not path.is_file():
             findings.append(ScenarioError(str(path), 0, 0, "", "no such file or directory"))
@@ -83,7 +84,7 @@ def validate_main(paths: Sequence[str], config: Config) -> int:
             print(f"parity validate: no scenario files found below {_shown(config.scenarios_dir)}")
             return 2
         files = _expand(targets)
-        findings = validate_paths(targets)
+        findings = validate_paths(targets, config)
     except Exception as exc:  # a validator bug must still end in one readable line
         print(f"parity validate: internal error: {type(exc).__name__}: {exc}")
         return 2

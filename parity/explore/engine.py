@@ -1,5 +1,5 @@
 """The exploration loop: Hypothesis draws scenarios (`parity.explore.generate`), each is
-run on both targets through the suite's runner and compared exactly as `parity run`
+run on both targets through the engine's runner and compared exactly as `parity run`
 compares (the scenario's profile, the project's known differences), and every
 unexplained difference is a failing example that Hypothesis shrinks.
 
@@ -36,6 +36,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from parity.checks.diff import compare
 from parity.config import Config
+from parity.engine.runner import Runner, normalized
 from parity.explore.findings import (
     HARNESS_ERROR,
     Finding,
@@ -46,7 +47,6 @@ from parity.explore.findings import (
 from parity.explore.generate import scenarios, to_yaml
 from parity.scenario.load import build_scenario
 from parity.scenario.model import Rule
-from parity.suite.runner import Runner, normalized
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,32 @@
 """The plugin's command-line options (the `parity` group), in one table.
 
 What each does is in `parity.suite.plugin`'s docstring and docs/reports.md; `parity run`
-and `parity record` pass them (`parity.cli.run.pytest_args`).
+and `parity record` pass them (`parity.cli.run.pytest_args`) and show the same help.
 """
 
 from __future__ import annotations
 
-import pytest
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from parity.suite.state import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
+if TYPE_CHECKING:
+    # Only for a type: `parity show` and the other commands read the help below, and
+    # must not load pytest for it (0.7 s of a `parity show`, with syrupy).
+    import pytest
+
+    from parity.config import Config
+
+REQUIRE_TARGETS_HELP = (
+    "comma-separated targets every check involving them must be able to compare, live "
+    "or against their recorded snapshot: a target with neither fails its items and "
+    "parity checks instead of skipping (a recording stands in for a target that cannot "
+    "run here; --require-live does not allow that)"
+)
+REQUIRE_LIVE_HELP = (
+    "comma-separated targets that must run live here: one that cannot fails its items "
+    "and every parity check involving it, even where a recorded snapshot exists"
+)
+"""The help of both options; `parity run` shows the same text."""
 
 OPTIONS: tuple[tuple[str, str | None, str | None, str], ...] = (
     (
@@ -64,3 +82,19 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(flag, default=default, help=text)
         else:
             group.addoption(flag, default=default, metavar=metavar, help=text)
+
+
+class GivenConfig:
+    """The project's configuration, read by the caller that starts pytest: `parity run`
+    passes it as a plugin object (`pytest.main(..., plugins=[...])`) and the plugin takes
+    it instead of reading `parity.toml` a second time. Defined here, not in the plugin
+    module: `-p parity.suite.plugin` must find that module not yet imported, or pytest
+    cannot assertion-rewrite it (a warning in every run's output)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+
+
+def given_config(plugins: Iterable[object]) -> Config | None:
+    """The configuration a `GivenConfig` among the registered plugins carries, if any."""
+    return next((p.config for p in plugins if isinstance(p, GivenConfig)), None)

@@ -18,7 +18,7 @@ default: found from the invocation dir), `--parity-report DIR`, `--parity-junit 
 from the plain data each item adds to `SessionState.collected`; see docs/reports.md).
 Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
 marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
-workers through a session cache directory (see `parity.suite.runner`). A SIGTERM ends
+workers through a session cache directory (see `parity.engine.runner`). A SIGTERM ends
 the session as Ctrl-C would (teardown, then the driver's atexit hook kills any agent
 process group still alive).
 
@@ -45,7 +45,7 @@ from parity.driver.stale import owned_name, remove_stale
 from parity.report.outcome import Outcome
 from parity.suite.collect import ScenarioFile, is_scenario
 from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
-from parity.suite.options import add_options
+from parity.suite.options import add_options, given_config
 from parity.suite.state import STATE, SessionState
 from parity.suite.summary import write_summary
 from parity.targets.spec import TargetConfigError
@@ -56,12 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    root_opt = config.getoption("parity_root", None)
-    root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
-    try:
-        cfg = load_config(root)
-    except TargetConfigError as exc:
-        raise pytest.UsageError(f"parity: {exc}") from None
+    cfg = given_config(config.pluginmanager.get_plugins()) or _load_config(config)
     # syrupy (through parity.suite.snapshots) is imported only now: importing it while
     # `-p parity.suite.plugin` loads would precede pytest's assertion-rewrite setup for it.
     from parity.suite.snapshots import ParitySnapshotExtension
@@ -92,6 +87,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[STATE] = state
     config.pluginmanager.register(ParityPlugin(config), "parity-session")
     _install_sigterm(state)
+
+
+def _load_config(config: pytest.Config) -> Config:
+    """The project's configuration, read here when no caller handed it over (`pytest`
+    run directly, or an xdist worker)."""
+    root_opt = config.getoption("parity_root", None)
+    root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
+    try:
+        return load_config(root)
+    except TargetConfigError as exc:
+        raise pytest.UsageError(f"parity: {exc}") from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -245,7 +251,8 @@ class ParityPlugin:
         state = self.state
         if state.outcomes or state.invalid:
             # Imported here: it imports syrupy, which must not load with the plugin.
-            from parity.suite.snapshots import unused_fail, unused_snapshots
+            from parity.engine.store import unused_snapshots
+            from parity.suite.snapshots import unused_fail
 
             state.unused = unused_snapshots(
                 state.config.snapshots_dir, state.scenarios, state.whole_suite, state.joinable

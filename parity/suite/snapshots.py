@@ -9,10 +9,9 @@ under `--snapshot-update` and counts passed/new/failed snapshots in its own repo
 Two things syrupy cannot do for scenario items (parity/ARCHITECTURE.md, "Snapshots and
 syrupy"): a scenario item is no test function, so it gets no `snapshot` fixture and
 `check_snapshot` builds the assertion the way that fixture does; and syrupy's
-unused-snapshot detection only knows test functions, so `unused_snapshots` finds unused
-files from the scenarios collected (`unused_fail`: under CI they fail a whole-suite
-run, as syrupy's unused snapshots fail its runs). The parity checks also read snapshots through
-`read_view` when a target cannot run here.
+unused-snapshot detection only knows test functions, so the store's `unused_snapshots`
+(`parity.engine.store`) finds unused files from the scenarios collected (`unused_fail`:
+under CI they fail a whole-suite run, as syrupy's unused snapshots fail its runs).
 """
 
 from __future__ import annotations
@@ -26,34 +25,21 @@ from typing import Any, ClassVar
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
-from syrupy.data import SnapshotCollections
+from syrupy.data import SnapshotCollection, SnapshotCollections
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
 
+from parity.engine.store import SUFFIX, read_text, remove, scenario_dir, write_text
 from parity.scenario.load import scenario_name
-from parity.view.dump import dump_view, load_view
+from parity.view.dump import dump_view
 
-SUFFIX = ".yaml"
 DIFF_LINES = 80
 """Lines of the text diff a failing snapshot shows before the rest is counted."""
 
 
-def snapshot_path(snapshots_dir: Path, scenario: str, target: str) -> Path:
-    """Where the snapshot of `target` running `scenario` lives."""
-    return snapshots_dir / scenario / f"{target}{SUFFIX}"
-
-
-def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
-    """The recorded view, or None when no snapshot was recorded."""
-    path = snapshot_path(snapshots_dir, scenario, target)
-    try:
-        return load_view(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-
-
 class ParitySnapshotExtension(SingleFileSnapshotExtension):
-    """syrupy extension storing a scenario item's view at `<snapshots>/<scenario>/<target>.yaml`.
+    """syrupy extension comparing a scenario item's view with its snapshot file, which
+    the store (`parity.engine.store`) locates, reads, writes and deletes.
 
     syrupy rebuilds test locations from a worker's bare node data under pytest-xdist, so
     the location is derived only from the item's path and name (the target); the two
@@ -61,7 +47,7 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     """
 
     _write_mode = WriteMode.TEXT
-    file_extension = "yaml"
+    file_extension = SUFFIX.lstrip(".")
     snapshots_dir: ClassVar[Path] = Path("snapshots")
     scenarios_dir: ClassVar[Path] = Path("scenarios")
 
@@ -91,7 +77,26 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
         name = scenario_name(Path(test_location.filepath), cls.scenarios_dir)
-        return str(cls.snapshots_dir / name)
+        return str(scenario_dir(cls.snapshots_dir, name))
+
+    # The file itself is the store's: one format and one writer, with or without pytest.
+
+    def read_snapshot_data_from_location(
+        self, *, snapshot_location: str, snapshot_name: str, session_id: str
+    ) -> str | None:
+        return read_text(Path(snapshot_location))
+
+    @classmethod
+    def write_snapshot_collection(
+        cls, *, snapshot_collection: SnapshotCollection, name_order: Any = None
+    ) -> None:
+        data = next(iter(snapshot_collection)).data
+        if not isinstance(data, str):
+            raise TypeError(f"a snapshot is text, got {type(data).__name__}")
+        write_text(Path(snapshot_collection.location), data)
+
+    def delete_snapshots(self, *, snapshot_location: str, snapshot_names: set[str]) -> None:
+        remove(Path(snapshot_location))
 
     @classmethod
     def discovery_dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -106,8 +111,8 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     ) -> SnapshotCollections:
         """Nothing, on purpose: syrupy's unused-snapshot logic only knows test functions
         (`pytest.Function`), so it would call a skipped target's recording (a native
-        snapshot on a machine without DSH) unused and delete it. `unused_snapshots`
-        finds unused files from the scenarios the plugin collected."""
+        snapshot on a machine without DSH) unused and delete it. The store's
+        `unused_snapshots` finds unused files from the scenarios the plugin collected."""
         return SnapshotCollections()
 
 
@@ -148,33 +153,6 @@ def check_snapshot(item: pytest.Item, view: Any, *, update: bool, shown_as: str)
     recorded = None if execution.recalled_data is None else str(execution.recalled_data)
     diff = assertion.get_assert_diff() if not matched and recorded is not None else []
     return SnapshotCheck(text, matched, execution.created, recorded, diff)
-
-
-def unused_snapshots(
-    snapshots_dir: Path,
-    scenarios: Mapping[str, list[str]],
-    whole_suite: bool,
-    joinable: Mapping[str, set[str]] | None = None,
-) -> list[Path]:
-    """Snapshot files no collected scenario target claims: targets dropped from a
-    scenario, and (when the whole suite was collected) scenarios that no longer exist.
-    `scenarios` maps each collected scenario to its targets, run or skipped: a skipped
-    target's recording is used (its parity checks compare against it). A recording of
-    a target `--targets +NAME` could add to the scenario (`joinable`) is a user's own
-    agent's, recorded by `parity record --targets +NAME`: used, whether or not it was
-    added this time (recording one added agent must not delete another's)."""
-    if not snapshots_dir.is_dir():
-        return []
-    joinable = joinable or {}
-    unused = []
-    for path in sorted(snapshots_dir.rglob(f"*{SUFFIX}")):
-        scenario = path.parent.relative_to(snapshots_dir).as_posix()
-        if scenario in scenarios:
-            if path.stem not in scenarios[scenario] and path.stem not in joinable.get(scenario, ()):
-                unused.append(path)
-        elif whole_suite:
-            unused.append(path)
-    return unused
 
 
 def under_ci(env: Mapping[str, str]) -> bool:

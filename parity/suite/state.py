@@ -21,21 +21,8 @@ from parity.report.outcome import Outcome
 from parity.report.text import FindingsRow
 
 if TYPE_CHECKING:
+    from parity.engine.runner import Runner
     from parity.scenario.model import Rule
-    from parity.suite.runner import Runner
-
-
-REQUIRE_TARGETS_HELP = (
-    "comma-separated targets every check involving them must be able to compare, live "
-    "or against their recorded snapshot: a target with neither fails its items and "
-    "parity checks instead of skipping (a recording stands in for a target that cannot "
-    "run here; --require-live does not allow that)"
-)
-REQUIRE_LIVE_HELP = (
-    "comma-separated targets that must run live here: one that cannot fails its items "
-    "and every parity check involving it, even where a recorded snapshot exists"
-)
-"""The help of both options; `parity run` shows the same text."""
 
 
 @dataclass
@@ -110,7 +97,7 @@ class SessionState:
     def runner(self) -> Runner:
         """The process's runner, created (with its imports) on first use."""
         if self._runner is None:
-            from parity.suite.runner import Runner
+            from parity.engine.runner import Runner
 
             self._runner = Runner(self.config, self.cache_dir)
         return self._runner

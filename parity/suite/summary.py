@@ -19,6 +19,7 @@ import pytest
 
 from parity.checks.expected import summary_lines, unclaimed, unclaimed_lines
 from parity.checks.known_ledger import ledger_lines
+from parity.engine.store import remove
 from parity.report.glance import WIDTH as GLANCE_WIDTH
 from parity.report.glance import (
     collapsed,
@@ -103,7 +104,7 @@ def write_summary(terminalreporter: Any, config: pytest.Config, state: SessionSt
         for path in unused:
             write(f"  {os.path.relpath(path, config.invocation_params.dir)}")
             if delete:
-                path.unlink()
+                remove(path)
     for line in reports(config, state):
         write(line)
     write(more_line(verbose))

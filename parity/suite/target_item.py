@@ -28,7 +28,7 @@ from parity.suite.items import ScenarioFailure, ScenarioItem
 
 if TYPE_CHECKING:
     from parity.checks.diff import ParityReport
-    from parity.suite.runner import RunResult
+    from parity.engine.runner import RunResult
 
 
 class TargetItem(ScenarioItem):
@@ -44,7 +44,7 @@ class TargetItem(ScenarioItem):
         # recorded snapshot (how CI compares with native, which it cannot install); only
         # with no recording either does --require-targets fail this item. --require-live
         # fails it either way.
-        from parity.suite.snapshots import snapshot_path
+        from parity.engine.store import snapshot_path
 
         recorded = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
         why = self.unavailable(self.target)
@@ -177,20 +177,15 @@ class TargetItem(ScenarioItem):
         """Keep the new snapshot of a clean run that drifted or has none, for `parity
         review --from DIR` (insta's `.snap.new`): CI writes them, a reviewer accepts them
         locally without running an agent. A run with problems is never pending."""
-        from parity.suite.snapshots import SUFFIX
+        from parity.engine.store import write_pending
 
         folder = pending_dir(self.config)
-        if folder is None:
-            return
-        path = folder / self.scenario.name / f"{self.target}{SUFFIX}"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
+        if folder is not None:
+            write_pending(folder, self.scenario.name, self.target, text)
 
     def _snapshot_rel(self) -> str:
         """The target's snapshot file, relative to where pytest was started."""
-        from parity.suite.snapshots import snapshot_path
+        from parity.engine.store import snapshot_path
 
         path = snapshot_path(self.state.config.snapshots_dir, self.scenario.name, self.target)
         return os.path.relpath(path, self.config.invocation_params.dir)

@@ -16,13 +16,13 @@ import yaml
 from parity.capture.session import CaptureRefused, Outcome, capture
 from parity.config import load_config
 from parity.driver import run as driver_run
+from parity.engine.runner import Runner, normalized
 from parity.fakellm.dialects import dialect_of
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
 from parity.fakellm.upstream import Upstream
 from parity.scenario.load import load_scenario
 from parity.scenario.model import Tool
-from parity.suite.runner import Runner, normalized
 from parity.transcript import ModelRequest, Transcript
 
 REPO = Path(__file__).resolve().parents[2]

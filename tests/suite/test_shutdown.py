@@ -17,8 +17,8 @@ import pytest
 
 from parity.config import load_config
 from parity.driver.process import group_members
+from parity.engine.runner import Runner
 from parity.scenario.load import load_scenario
-from parity.suite.runner import Runner
 from tests.support.project import TEXT_SCENARIO, Project, child_env, mini_target
 
 STUBBORN = 'MINI_IGNORE_EOF = "1"'

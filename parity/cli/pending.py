@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from parity.cli.review import Pending
 from parity.config import Config
-from parity.suite.review import Pending
 
 
 def pending_items(
@@ -22,18 +22,22 @@ def pending_items(
 ) -> tuple[list[Pending], list[str]]:
     """The pending snapshots under `source` for the scenario `files` (and `select`ed
     targets), as review items; notes for what cannot be reviewed."""
+    from parity.engine.store import (
+        pending_snapshots,
+        read_text,
+        remove,
+        snapshot_path,
+    )
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
-    from parity.suite.snapshots import SUFFIX, snapshot_path
     from parity.view.dump import load_view
 
     wanted = {f.resolve() for f in files}
     items: list[Pending] = []
     notes: list[str] = []
-    for path in sorted(source.rglob(f"*{SUFFIX}")):
-        name = path.parent.relative_to(source).as_posix()
-        target = path.stem
-        scenario_file = config.scenarios_dir / f"{name}{SUFFIX}"
+    found = pending_snapshots(source)
+    for name, target, path in found:
+        scenario_file = config.scenarios_dir / f"{name}.yaml"
         if scenario_file.resolve() not in wanted or (select is not None and target not in select):
             continue
         try:
@@ -41,18 +45,20 @@ def pending_items(
         except (ScenarioInvalid, OSError) as exc:
             notes.append(f"not reviewed: {path} (its scenario {scenario_file}: {exc})")
             continue
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
+        if text is None:  # decided meanwhile by another review
+            continue
         snap = snapshot_path(config.snapshots_dir, name, target)
-        recorded = snap.read_text(encoding="utf-8") if snap.is_file() else None
+        recorded = read_text(snap)
         if recorded == text:
             notes.append(f"already recorded: {name} :: {target} (pending file removed)")
-            path.unlink()
+            remove(path)
             continue
         item = Pending(scenario, target, snap, recorded, text, load_view(text), pending=path)
         items.append(item)
     # As a live review walks them: scenario by scenario, each in its targets' order.
     items.sort(key=lambda i: (i.scenario.name, _order(i.scenario.targets, i.target)))
-    if not items and not notes and not any(source.rglob(f"*{SUFFIX}")):
+    if not items and not notes and not found:
         notes.append(f"no pending snapshots under {source}")
     return items, notes
 

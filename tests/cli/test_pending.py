@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from parity.suite.review import PROMPT
-from tests.suite.test_review import finish, spawn
+from parity.cli.review import PROMPT
+from tests.cli.test_review import finish, spawn
 from tests.support.project import Project, mini_target
 
 

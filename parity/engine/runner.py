@@ -32,10 +32,10 @@ from parity.driver import orphans
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
+from parity.engine.store import read_view
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
-from parity.suite.snapshots import read_view
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
 from parity.transcript import Transcript

@@ -16,7 +16,7 @@ accepted: its problems are shown and only reject, skip and quit are offered, als
 (exit 2) unless `--accept-all` or `--reject-all` says what to do. `A` accepts the item
 and every later clean item of the same scenario.
 
-`--from DIR` reviews the pending snapshots a run wrote (`parity.suite.pending`) instead
+`--from DIR` reviews the pending snapshots a run wrote (`parity.cli.pending`) instead
 of running anything.
 
 The harness modules (runner, snapshot, diff) are imported only when the command runs, as
@@ -37,8 +37,8 @@ from parity.config import Config
 from parity.transcript import Transcript
 
 if TYPE_CHECKING:
+    from parity.engine.runner import Runner
     from parity.scenario.model import Scenario
-    from parity.suite.runner import Runner
 
 Mode = Literal["ask", "accept-all", "reject-all"]
 Decision = Literal["accept", "accept-scenario", "reject", "skip", "quit"]
@@ -87,7 +87,7 @@ class Pending:
     scenario: Scenario
     target: str
     path: Path
-    """Where its snapshot lives (`parity.suite.snapshots.snapshot_path`)."""
+    """Where its snapshot lives (`parity.engine.store.snapshot_path`)."""
     recorded: str | None
     """The snapshot file's text; None when there is no snapshot yet."""
     text: str
@@ -96,7 +96,7 @@ class Pending:
     problems: list[str] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     pending: Path | None = None
-    """The pending file it came from (`parity.suite.pending`): removed once decided."""
+    """The pending file it came from (`parity.cli.pending`): removed once decided."""
 
     @property
     def kind(self) -> str:
@@ -151,9 +151,9 @@ def collect(
     """Run every selected target that can run, and each `added` one (`--targets +NAME`)
     that joins the scenario; `(pending items, notes)`, where the notes say what was not
     reviewed and why (an invalid file, a target that cannot run here)."""
+    from parity.engine.store import read_text, snapshot_path
     from parity.scenario.errors import ScenarioInvalid
     from parity.scenario.load import load_scenario
-    from parity.suite.snapshots import snapshot_path
     from parity.targets.spec import joins
     from parity.view.dump import dump_view
 
@@ -185,7 +185,7 @@ def collect(
                 continue
             text = dump_view(result.view)
             snap = snapshot_path(config.snapshots_dir, scenario.name, target)
-            recorded = snap.read_text(encoding="utf-8") if snap.is_file() else None
+            recorded = read_text(snap)
             if recorded == text:
                 continue
             pending.append(
@@ -295,11 +295,10 @@ def ask(item: Pending, prompt: Callable[[str], str], out: TextIO) -> Decision:
 
 
 def accept(item: Pending) -> None:
-    """Write the run's snapshot (atomically: a reader never sees half a file)."""
-    item.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = item.path.with_name(item.path.name + ".tmp")
-    tmp.write_text(item.text, encoding="utf-8")
-    tmp.replace(item.path)
+    """Write the run's snapshot (the store writes atomically)."""
+    from parity.engine.store import write_text
+
+    write_text(item.path, item.text)
 
 
 def walk(
@@ -310,6 +309,8 @@ def walk(
     out: TextIO = sys.stdout,
 ) -> Tally:
     """Show each item and act on its decision; quitting counts the rest as skipped."""
+    from parity.engine.store import remove
+
     tally = Tally()
     batch: str | None = None  # a scenario whose remaining clean items are accepted
     for index, item in enumerate(items, 1):
@@ -337,7 +338,7 @@ def walk(
             why = " (run had problems, not accepted)" if mode == "accept-all" else ""
             print(f"skipped{why}", file=out)
         if decision in ("accept", "reject") and item.pending is not None:
-            item.pending.unlink(missing_ok=True)  # decided: no longer pending
+            remove(item.pending)  # decided: no longer pending
         print(file=out)
     return tally
 
@@ -356,7 +357,7 @@ def review(
 ) -> int:
     """The `parity review` command: run, then walk the changes. Exit 0, or 2 when it
     would have to ask and stdin is not a terminal (checked before anything runs)."""
-    from parity.suite.runner import Runner
+    from parity.engine.runner import Runner
 
     if accept_all and reject_all:
         raise ValueError("accept_all and reject_all exclude each other")
@@ -370,7 +371,7 @@ def review(
         print(f"parity review: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
         return 2
     files = scenario_files(config, paths)
-    if pending is not None:  # `--from DIR` (`parity.suite.pending`): nothing runs
+    if pending is not None:  # `--from DIR` (`parity.cli.pending`): nothing runs
         items, notes = pending
     else:
         with Runner(config) as runner:

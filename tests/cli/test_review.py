@@ -9,7 +9,7 @@ import sys
 import pexpect
 import pytest
 
-from parity.suite.review import PROMPT, PROMPT_BLOCKED, blocking_problems
+from parity.cli.review import PROMPT, PROMPT_BLOCKED, blocking_problems
 from parity.transcript import StepRecord, Transcript
 from tests.support.project import Project, child_env
 
