@@ -15,7 +15,9 @@ or against their recorded snapshot: a target with neither fails instead of skipp
 parity checks, and no recording stands in for it), `--parity-root DIR` (where `parity.toml` is;
 default: found from the invocation dir), `--parity-report DIR`, `--parity-junit FILE`,
 `--parity-json FILE` (an HTML report, JUnit XML, the summary as JSON, written at the end
-from the plain data each item adds to `SessionState.collected`; see docs/reports.md).
+from the session's ledger, `SessionState.ledger`; see docs/reports.md). `--parity-shard K/N`
+runs one of N duration-balanced groups of scenario files (`parity.suite.shard`), and
+`--parity-ledger FILE` writes the ledger for `parity merge` (docs/ci.md).
 Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
 marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
 workers through a session cache directory (see `parity.suite.runner`). A SIGTERM ends
