@@ -89,7 +89,10 @@ def pytest_configure(config: pytest.Config) -> None:
         require_live=_required(config, "require_live", cfg),
         added=added,
     )
-    state.ledger.collected.keep_views = bool(config.getoption("parity_report", None))
+    # Views are kept for an HTML report, and in a ledger: `parity merge` writes one from it.
+    state.ledger.collected.keep_views = any(
+        config.getoption(f"parity_{name}", None) for name in ("report", "ledger")
+    )
     state.ledger.selected = select is not None
     config.stash[STATE] = state
     config.pluginmanager.register(ParityPlugin(config), "parity-session")

@@ -60,7 +60,7 @@ def runs(project: Project) -> dict[str, Any]:
     then the merge."""
     root = project.root
     env = child_env(CI="true")
-    single = ["run", "--out", "single"]
+    single = ["run", "--out", "single", "--report", "single/report"]
     commands = [cli(project, *single)] + [
         cli(project, "run", "--shard", f"{k}/3", "--out", f"shard-{k}", "-q") for k in (1, 2, 3)
     ]
@@ -72,6 +72,7 @@ def runs(project: Project) -> dict[str, Any]:
         [
             *cli(project, "merge", "shard-1", "shard-2", "shard-3"),
             *("--junit", "merged/junit.xml", "--json", "merged/parity.json"),
+            *("--report", "merged/report"),
         ],
         cwd=root,
         env=env,
@@ -93,7 +94,7 @@ def summary(text: str) -> list[str]:
     start = next(i for i, line in enumerate(lines) if "parity summary" in line) + 1
     out = []
     for line in lines[start:]:
-        if re.match(r"parity (JUnit XML|JSON|ledger|pending):|more:", line):
+        if re.match(r"parity (report|JUnit XML|JSON|ledger|pending):|more:", line):
             break
         out.append(line)
     return out
@@ -155,6 +156,23 @@ def test_merged_summary_junit_and_json_equal_a_single_run(
     )
     # The whole run fails on what only it can see; so does the merge, and alone.
     assert single_code == merge_code == 1, merge_out
+
+
+def test_the_merged_html_report_equals_a_single_runs(
+    project: Project, runs: dict[str, Any]
+) -> None:
+    # Shards keep the views in their ledgers, so the merged report shows them too.
+    stamp = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00")
+    single, merged = project.root / "single" / "report", project.root / "merged" / "report"
+    pages = sorted(p.relative_to(single) for p in single.rglob("*.html"))
+    assert len(pages) > 1
+    assert pages == sorted(p.relative_to(merged) for p in merged.rglob("*.html"))
+    for page in pages:
+        ours, theirs = ((d / page).read_text() for d in (merged, single))
+        assert stamp.sub("", ours) == stamp.sub("", theirs), page
+    assert "session/update" in (single / pages[-1]).read_text() or any(
+        "initialize" in (single / p).read_text() for p in pages
+    )
 
 
 def test_only_the_merge_sees_the_unused_snapshot_and_the_stale_difference(
