@@ -5,6 +5,8 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SCHEMA  := .cache/acp-schema/schema.json
 PYTEST_N ?= auto
+PARITY_N ?= auto
+PARITY_WORKERS = $(if $(filter auto,$(PARITY_N)),$(shell nproc),$(if $(filter 0,$(PARITY_N)),1 (serial),$(PARITY_N)))
 REQUIRE ?=
 
 .PHONY: parity test record lint peers schema bench clean install explore
@@ -26,8 +28,12 @@ schema: $(SCHEMA)
 ## recorded snapshot (neither fails). LIVE=native,plus: they must run live here (a
 ## recording does not stand in; one that cannot run fails its items and parity checks).
 ## V=1: a line per item and the whole scenario x target table (`parity run -v`).
+## PARITY_N=auto (the default): one pytest-xdist worker per core, faster than serial on
+## the project's 2 cores (docs/performance.md, "Whole suite: serial, every core, shards");
+## PARITY_N=0 runs serially, PARITY_N=3 three workers. It says how many it uses.
 parity: $(STAMP) $(SCHEMA)
-	$(BIN)/parity run $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
+	@echo "make parity: $(PARITY_WORKERS) worker(s) on $$(nproc) core(s) (PARITY_N=$(PARITY_N))"
+	$(BIN)/parity run -n $(PARITY_N) $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
 ## make test: unit and integration tests of both packages, plus the parity suite, then
 ## the DSH plugin's node tests against the real fake LLM. Not -q: under pytest-xdist it

@@ -17,6 +17,8 @@ MODULES = (
     "bench.bench_known",
     "bench.bench_sandbox",
     "bench.bench_explore",
+    "bench.bench_native",
+    "bench.bench_shards",
 )
 
 

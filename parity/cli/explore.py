@@ -55,6 +55,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--no-database", action="store_true", help="no replay, nothing kept")
     p.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="one of N explorers with the same --seed: rounds take seeds seed+K-1, "
+        "seed+K-1+N, ... (CI jobs; `parity merge` lists their findings, docs/ci.md)",
+    )
+    p.add_argument(
         "--additive",
         action="store_true",
         help="the other target only adds to the reference (plus,plus-full): what "
@@ -111,6 +117,19 @@ def write_findings(
     return paths
 
 
+def explore_shard(text: str | None, seed: int | None) -> tuple[int, int]:
+    """`--shard K/N` -> (K, N); (1, 1) without it. Shards split a seeded sequence of
+    rounds, so they need `--seed` (random seeds would need no split)."""
+    if not text:
+        return (1, 1)
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise SystemExit(f"parity explore: --shard {text!r}: expected K/N with 1 <= K <= N")
+    if seed is None:
+        raise SystemExit("parity explore: --shard needs --seed (every shard the same)")
+    return (int(k), int(n))
+
+
 def cmd_explore(args: argparse.Namespace) -> int:
     from parity.checks.acp_schema import def_names
     from parity.engine.runner import Runner
@@ -134,6 +153,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         args.seed,
         database,
         args.additive,
+        explore_shard(args.shard, args.seed),
     )
     with Runner(config) as runner:
         for target in targets:

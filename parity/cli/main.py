@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.cli import capture, explore
+from parity.cli import capture, explore, merge
 from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
 from parity.cli.project import load_named, project_config, scenario_path
 from parity.cli.run import cmd_run
@@ -152,6 +152,24 @@ def build_parser() -> argparse.ArgumentParser:
             "`parity review --from DIR` (default with --report: DIR/pending)",
         )
         p.add_argument("--json", metavar="FILE", help="write the summary data as JSON to FILE")
+        p.add_argument(
+            "--shard",
+            metavar="K/N",
+            help="run the K-th of N duration-balanced groups of scenarios (CI jobs; "
+            "`parity merge` joins them, docs/ci.md)",
+        )
+        p.add_argument(
+            "--out",
+            metavar="DIR",
+            help="write DIR/ledger.json, DIR/junit.xml, DIR/parity.json and DIR/pending/ "
+            "(a shard's results, for `parity merge`)",
+        )
+        p.add_argument(
+            "--store-durations",
+            action="store_true",
+            help="write each item's duration to parity-durations.json (what --shard "
+            "balances by; pytest-split's --store-durations)",
+        )
 
     p = sub.add_parser("validate", help="check scenario files; every error as file:line")
     p.add_argument("paths", nargs="*")
@@ -208,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     capture.add_parser(sub)
     explore.add_parser(sub)
+    merge.add_parser(sub)
 
     p = sub.add_parser("peers", help="list or install the third-party peer agents")
     p.add_argument("action", choices=("install", "list"), nargs="?", default="list")
@@ -255,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "peers": cmd_peers,
         "capture": capture.cmd_capture,
         "explore": explore.cmd_explore,
+        "merge": merge.cmd_merge,
     }
     try:
         return int(commands[args.command](args))

@@ -39,14 +39,26 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
     if args.workers:
         out += ["-n", args.workers]
     # Reports (docs/reports.md): the plugin writes them at the end of the session.
-    for option, value in (
-        ("--parity-report", getattr(args, "report", None)),
-        ("--parity-junit", getattr(args, "junit", None)),
-        ("--parity-json", getattr(args, "json", None)),
-        ("--parity-pending", getattr(args, "pending", None)),
+    # `--out DIR`: a shard's results in one directory, for `parity merge`.
+    shard_dir = Path(args.out) if getattr(args, "out", None) else None
+    for option, value, name in (
+        ("--parity-report", getattr(args, "report", None), None),
+        ("--parity-junit", getattr(args, "junit", None), "junit.xml"),
+        ("--parity-json", getattr(args, "json", None), "parity.json"),
+        ("--parity-pending", getattr(args, "pending", None), "pending"),
+        ("--parity-ledger", None, "ledger.json"),
     ):
+        if not value and shard_dir is not None and name is not None:
+            value = str(shard_dir / name)
         if value:
             out += [option, str(Path(value).resolve())]
+    if getattr(args, "shard", None):
+        out += ["--parity-shard", args.shard]
+    if getattr(args, "store_durations", False):
+        # pytest-split's own option writes the file (its format, what --shard reads).
+        from parity.suite.shard import DURATIONS
+
+        out += ["--store-durations", "--durations-path", str(config.root / DURATIONS)]
     if record:
         out.append("--snapshot-update")
     return out + list(args.pytest_args)

@@ -46,6 +46,17 @@ def _seed(base: Path, files: Mapping[str, str], what: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def _link(tmp: Path, links: Mapping[str, str]) -> None:
+    """The launch's caches, linked into the run's TMPDIR (`Launch.tmp_links`). Removing
+    the run directory removes the links, never what they point to."""
+    for name, target in links.items():
+        path = (tmp / name).resolve()
+        if os.path.isabs(name) or not inside(path, tmp):
+            raise ScriptError(f"launch link escapes the run's TMPDIR: {name!r}")
+        Path(target).mkdir(parents=True, exist_ok=True)
+        path.symlink_to(target, target_is_directory=True)
+
+
 # Removing a run directory costs ~15 ms on a journaling filesystem; a worker thread
 # does it while the next run starts. The executor's own exit hook finishes pending
 # removals before the interpreter exits.
@@ -184,6 +195,7 @@ async def _play(run: Run) -> None:
         try:
             _seed(run.paths.workdir, run.scenario.files, "scenario file")
             _seed(run.paths.home, run.launch.files, "launch file")
+            _link(run.paths.tmp, run.launch.tmp_links)
         except ScriptError as exc:
             transcript.problems.append(str(exc))
             return

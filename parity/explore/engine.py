@@ -49,6 +49,13 @@ from parity.scenario.load import build_scenario
 from parity.scenario.model import Rule
 
 
+def round_seed(seed: int | None, shard: tuple[int, int], round_no: int) -> int | None:
+    """The seed of a round: shard K of N takes every N-th seed from `seed + K-1`, so
+    shards of one base seed together run the rounds one explorer would, none twice."""
+    k, n = shard
+    return None if seed is None else seed + k - 1 + round_no * n
+
+
 @dataclass(frozen=True)
 class Options:
     targets: tuple[str, str]
@@ -62,6 +69,9 @@ class Options:
     """Hypothesis's example database; None: no replay, nothing kept."""
     additive: bool = False
     """What only the other target adds is no finding (`parity.explore.findings.signature`)."""
+    shard: tuple[int, int] = (1, 1)
+    """(K, N): this explorer's rounds take the seeds `seed + K-1 + round * N`, so N
+    explorers with one base seed never repeat each other's rounds (`--shard`)."""
 
 
 @dataclass
@@ -251,7 +261,7 @@ class Explorer:
         is spent. Examples a round repeats come from the memo, at no cost."""
         rounds = 0
         while True:
-            seed = None if self.options.seed is None else self.options.seed + rounds
+            seed = round_seed(self.options.seed, self.options.shard, rounds)
             ran = self.progress.ran
             self._round(seed, self.options.max_examples - self.progress.tried, rounds == 0)
             rounds += 1

@@ -205,7 +205,12 @@ class Collected:
             "drifts": self.drifts,
         }
 
+    def to_dict(self) -> dict[str, Any]:
+        """All of it, item records too (a shard's ledger; `merge` reads it back)."""
+        return {**self.to_output(), "items": self.items}
+
     def merge(self, output: Mapping[str, Any]) -> None:
+        self.items.update(output.get("items", {}))
         self.scenarios.update(output.get("scenarios", {}))
         self.diffs.update(output.get("diffs", {}))
         self.drifts.update(output.get("drifts", {}))

@@ -22,6 +22,7 @@ from typing import Any
 from parity.report import matrix
 from parity.report.collected import Collected
 from parity.report.groups import difference_groups, group_text
+from parity.report.ledger import SessionLedger
 from parity.report.outcome import Outcome
 from parity.report.text import FindingsRow, counts_line, parity_notes
 
@@ -175,6 +176,19 @@ def session_data(
         "items": items,
         "invalid": sorted(_rel(p, root) for p in invalid),
     }
+
+
+def ledger_data(ledger: SessionLedger, root: Path, generated: str) -> dict[str, Any]:
+    """A ledger's session data (`session_data`): what every report file is made of."""
+    return session_data(
+        outcomes=ledger.outcomes,
+        collected=ledger.collected,
+        masked=ledger.masked,
+        findings=ledger.findings,
+        invalid=ledger.invalid,
+        root=root,
+        generated=generated,
+    )
 
 
 def to_json(data: Mapping[str, Any]) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from parity.report.ledger import ItemRecord
 from parity.scenario.errors import ScenarioInvalid
 from parity.scenario.load import load_scenario
 from parity.suite.items import PARITY_MARK, ScenarioFailure
@@ -49,18 +50,18 @@ class ScenarioFile(pytest.File):
         reference = scenario.targets[0]
         specs = state.config.targets
         own_tools = scenario.calls_builtin_tools
-        state.joinable[scenario.name] = {
+        state.ledger.joinable[scenario.name] = {
             name for name in specs if joins(name, scenario.targets, own_tools, specs)
         }
         extra = []
         for name in sorted(state.added):
             state.added_to.setdefault(name, 0)
-            if name in state.joinable[scenario.name]:
+            if name in state.ledger.joinable[scenario.name]:
                 extra.append(name)
                 state.added_to[name] += 1
         all_targets = [*scenario.targets, *extra]
-        state.scenarios[scenario.name] = all_targets
-        state.collected.scenario(scenario, all_targets, state.config.root)
+        state.ledger.scenarios[scenario.name] = all_targets
+        state.ledger.collected.scenario(scenario, all_targets, state.config.root)
         for target in all_targets:
             item = TargetItem.from_parent(self, name=target, scenario=scenario, target=target)
             item.added = target in extra
@@ -90,7 +91,7 @@ class InvalidScenarioItem(pytest.Item):
         self.message = message
 
     def runtest(self) -> None:
-        self.user_properties.append(("parity_invalid", str(self.path)))
+        ItemRecord(invalid=str(self.path)).attach(self.user_properties)
         raise ScenarioFailure(f"invalid scenario file:\n{self.message}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:

@@ -16,6 +16,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
+from parity.report.ledger import update
 from parity.report.outcome import Kind, Outcome, Status
 from parity.scenario.model import Scenario
 from parity.suite.state import STATE, SessionState
@@ -71,12 +72,13 @@ class ScenarioItem(pytest.Item):
 
     def record(self, status: Status, reason: str = "") -> None:
         """Attach this item's outcome for the summary (once; the first one counts)."""
-        if Outcome.from_properties(self.user_properties) is not None:
+        record = update(self.user_properties)
+        if record.outcome is not None:
             return
-        outcome = Outcome(
+        record.outcome = Outcome(
             self.scenario.name, self.outcome_kind, self.target, status, self.reference, reason
         )
-        self.user_properties.extend(outcome.to_properties())
+        record.attach(self.user_properties)
 
     def runtest(self) -> None:
         try:

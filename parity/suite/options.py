@@ -71,6 +71,27 @@ OPTIONS: tuple[tuple[str, str | None, str | None, str], ...] = (
         "FILE",
         "write the session's summary data as JSON to FILE (see docs/reports.md)",
     ),
+    (
+        "--parity-ledger",
+        None,
+        "FILE",
+        "write the session's ledger (every item's record) as JSON to FILE, for "
+        "`parity merge` (docs/ci.md)",
+    ),
+    (
+        "--parity-shard",
+        None,
+        "K/N",
+        "run only the K-th of N groups of scenarios, balanced by recorded durations; a "
+        "scenario's items stay together (docs/ci.md)",
+    ),
+    (
+        "--parity-durations",
+        None,
+        "FILE",
+        "the durations --parity-shard balances by (default: parity-durations.json at "
+        "the project root; pytest-split's format)",
+    ),
 )
 """(flag, default, metavar, help) of each option."""
 

@@ -9,11 +9,12 @@ fails the check, recording or not.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from parity.checks.known_ledger import Use
+from parity.report.ledger import update
 from parity.report.outcome import Kind
 from parity.report.text import failure_text
 from parity.suite.items import ScenarioFailure, ScenarioItem
@@ -73,11 +74,14 @@ class ParityItem(ScenarioItem):
             scenario=self.scenario.name,
             known=known,
         )
-        use = [result.known_applied, result.known_used, result.known_unjudged]
-        self.user_properties.append(("parity_known", json.dumps(use)))
+        record = update(self.user_properties)
+        record.known = Use(
+            tuple(result.known_applied), tuple(result.known_used), tuple(result.known_unjudged)
+        )
+        record.attach(self.user_properties)
         if self.added:
             result.stale = []
-        collected = self.state.collected
+        collected = self.state.ledger.collected
         collected.view(self.scenario.name, self.reference, ref_view, live=not ref_note)
         collected.view(self.scenario.name, self.target, view, live=not note)
         collected.diff(self.scenario.name, "parity", self.target, self.reference, result)

@@ -15,7 +15,9 @@ or against their recorded snapshot: a target with neither fails instead of skipp
 parity checks, and no recording stands in for it), `--parity-root DIR` (where `parity.toml` is;
 default: found from the invocation dir), `--parity-report DIR`, `--parity-junit FILE`,
 `--parity-json FILE` (an HTML report, JUnit XML, the summary as JSON, written at the end
-from the plain data each item adds to `SessionState.collected`; see docs/reports.md).
+from the session's ledger, `SessionState.ledger`; see docs/reports.md). `--parity-shard K/N`
+runs one of N duration-balanced groups of scenario files (`parity.suite.shard`), and
+`--parity-ledger FILE` writes the ledger for `parity merge` (docs/ci.md).
 Each target gets a marker of its own name (`-m plus`) and parity items the `parity`
 marker. Under pytest-xdist every worker has its own fake LLM; runs are shared between
 workers through a session cache directory (see `parity.engine.runner`). A SIGTERM ends
@@ -29,7 +31,6 @@ other packages should neither pay for nor depend on them.
 
 from __future__ import annotations
 
-import json
 import shutil
 import signal
 import threading
@@ -39,10 +40,10 @@ from typing import Any
 
 import pytest
 
-from parity.checks.known_ledger import Use, judge
+from parity.checks.known_ledger import judge
 from parity.config import Config, find_root, load_config
 from parity.driver.stale import owned_name, remove_stale
-from parity.report.outcome import Outcome
+from parity.report.ledger import ItemRecord, partial_reason
 from parity.suite.collect import ScenarioFile, is_scenario
 from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
 from parity.suite.options import add_options, given_config
@@ -83,9 +84,20 @@ def pytest_configure(config: pytest.Config) -> None:
         require_live=_required(config, "require_live", cfg),
         added=added,
     )
-    state.collected.keep_views = bool(config.getoption("parity_report", None))
+    # Views are kept for an HTML report, and in a ledger: `parity merge` writes one from it.
+    state.ledger.collected.keep_views = any(
+        config.getoption(f"parity_{name}", None) for name in ("report", "ledger")
+    )
+    state.ledger.selected = select is not None
     config.stash[STATE] = state
     config.pluginmanager.register(ParityPlugin(config), "parity-session")
+    shard = config.getoption("parity_shard", None)
+    if shard:
+        from parity.suite.shard import DURATIONS, ShardPlugin, parse_shard
+
+        state.ledger.shard = shard
+        durations = Path(config.getoption("parity_durations", None) or cfg.root / DURATIONS)
+        config.pluginmanager.register(ShardPlugin(parse_shard(shard), durations), "parity-shard")
     _install_sigterm(state)
 
 
@@ -104,9 +116,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     state = config.stash.get(STATE, None)
     if state is None:
         return
-    plugin = config.pluginmanager.get_plugin("parity-session")
-    if plugin is not None:
-        config.pluginmanager.unregister(plugin)
+    for name in ("parity-session", "parity-shard"):
+        plugin = config.pluginmanager.get_plugin(name)
+        if plugin is not None:
+            config.pluginmanager.unregister(plugin)
     if state.previous_sigterm is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, state.previous_sigterm)
     state.close()
@@ -122,7 +135,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if hasattr(config, "workerinput"):
         return
     state = config.stash.get(STATE, None)
-    if state is None or not (state.outcomes or state.invalid):
+    if state is None or not (state.ledger.outcomes or state.ledger.invalid):
         return  # nothing ran (e.g. --collect-only, or no scenario selected)
     write_summary(terminalreporter, config, state)
 
@@ -152,7 +165,7 @@ class ParityPlugin:
         """`--targets`: deselect (not skip) the other targets' items, as `-k` would."""
         state = self.state
         scenarios_dir = state.config.scenarios_dir.resolve()
-        state.whole_suite = any(
+        state.ledger.whole_suite = any(
             Path(arg.split("::")[0]).resolve() in (scenarios_dir, state.config.root.resolve())
             for arg in config.args
         )
@@ -190,41 +203,17 @@ class ParityPlugin:
             items[:] = keep
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Collect scenario outcomes (on the xdist controller they arrive from workers)."""
+        """Collect scenario items' records (on the xdist controller they arrive from
+        workers) into the session's ledger."""
         if report.when == "teardown":
             return
-        state = self.state
-        for key, value in report.user_properties:
-            if key == "parity_invalid" and value not in state.invalid:
-                state.invalid.append(str(value))
-            elif key == "parity_masked" and isinstance(value, str):
-                row = tuple(json.loads(value))
-                if row not in state.masked:
-                    state.masked.append(row)
-            elif key == "parity_findings" and isinstance(value, str):
-                scenario, target, policy, found = json.loads(value)
-                finding_row = (scenario, target, policy, tuple(found))
-                if finding_row not in state.findings:
-                    state.findings.append(finding_row)
-            elif key == "parity_known" and isinstance(value, str):
-                applied, used, unjudged = json.loads(value)
-                state.known_uses.append(Use(tuple(applied), tuple(used), tuple(unjudged)))
-            elif key == "parity_target_expect" and isinstance(value, str):
-                target, used = json.loads(value)
-                state.target_expect_uses.append((str(target), tuple(used)))
-            elif key == "parity_expected" and isinstance(value, str):
-                expected_row = tuple(json.loads(value))
-                if expected_row not in state.expected:
-                    state.expected.append(expected_row)
-        outcome = Outcome.from_properties(report.user_properties)
-        if outcome is not None and outcome not in state.outcomes:
-            state.outcomes.append(outcome)
-        invalid = any(key == "parity_invalid" for key, _ in report.user_properties)
-        state.collected.item(report, outcome, invalid)
-        scenario_item = outcome is not None or any(
-            key == "parity_invalid" for key, _ in report.user_properties
-        )
-        if scenario_item and report.failed and isinstance(report.longrepr, str):
+        ledger = self.state.ledger
+        record = ItemRecord.of(report.user_properties)
+        if record is None:
+            return  # not a scenario item
+        ledger.add(record)
+        ledger.collected.item(report, record.outcome, bool(record.invalid))
+        if report.failed and isinstance(report.longrepr, str):
             report.longrepr = FailureText(report.longrepr, str(report.fspath))
 
     @pytest.hookimpl(optionalhook=True)
@@ -233,7 +222,10 @@ class ParityPlugin:
         node.workerinput["parity_cache"] = str(self.state.cache_dir)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.state.deselected += len(items)
+        # Other shards' items are not missing from the whole run: the merge has them.
+        shard = self.config.pluginmanager.get_plugin("parity-shard")
+        others = shard.others if shard is not None else set()
+        self.state.ledger.deselected += sum(1 for i in items if i.nodeid not in others)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         """xdist worker: hand what this worker collected to the controller, which collects
@@ -242,44 +234,49 @@ class ParityPlugin:
         the project's known differences over the whole session; a stale one fails the
         session."""
         output: dict[str, Any] | None = getattr(session.config, "workeroutput", None)
+        ledger = self.state.ledger
         if output is not None:
-            output["parity_scenarios"] = self.state.scenarios
-            output["parity_whole_suite"] = self.state.whole_suite
-            output["parity_deselected"] = self.state.deselected
-            output["parity_collected"] = self.state.collected.to_output()
+            output["parity_scenarios"] = ledger.scenarios
+            output["parity_joinable"] = {k: sorted(v) for k, v in ledger.joinable.items()}
+            output["parity_whole_suite"] = ledger.whole_suite
+            output["parity_deselected"] = ledger.deselected
+            output["parity_collected"] = ledger.collected.to_output()
             return
         state = self.state
-        if state.outcomes or state.invalid:
+        # A shard leaves to `parity merge` what only the whole run can judge.
+        if (ledger.outcomes or ledger.invalid) and not ledger.shard:
             # Imported here: it imports syrupy, which must not load with the plugin.
             from parity.engine.store import unused_snapshots
             from parity.suite.snapshots import unused_fail
 
             state.unused = unused_snapshots(
-                state.config.snapshots_dir, state.scenarios, state.whole_suite, state.joinable
+                state.config.snapshots_dir, ledger.scenarios, ledger.whole_suite, ledger.joinable
             )
-            state.unused_fail = unused_fail(state.unused, state.whole_suite, self.config.option)
+            state.unused_fail = unused_fail(state.unused, ledger.whole_suite, self.config.option)
             if state.unused_fail and session.exitstatus == pytest.ExitCode.OK:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if not any(o.kind == "parity" for o in state.outcomes):
+        if not any(o.kind == "parity" for o in ledger.outcomes):
             return
         try:
             known = state.known
         except Exception:  # an invalid file already failed every parity check
             return
-        state.ledger = judge(known, state.known_uses, _partial(state))
-        if not state.ledger.ok and session.exitstatus == pytest.ExitCode.OK:
+        state.verdict = judge(known, ledger.known_uses, partial_reason(ledger))
+        if not state.verdict.ok and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """xdist controller: merge a finished worker's collection (see pytest_sessionfinish)."""
         output = getattr(node, "workeroutput", None) or {}
-        state = self.state
-        state.scenarios.update(output.get("parity_scenarios", {}))
-        state.whole_suite = state.whole_suite or bool(output.get("parity_whole_suite"))
+        ledger = self.state.ledger
+        ledger.scenarios.update(output.get("parity_scenarios", {}))
+        for name, targets in output.get("parity_joinable", {}).items():
+            ledger.joinable.setdefault(name, set()).update(targets)
+        ledger.whole_suite = ledger.whole_suite or bool(output.get("parity_whole_suite"))
         # Every worker collects (and deselects) the same items.
-        state.deselected = max(state.deselected, int(output.get("parity_deselected", 0)))
-        state.collected.merge(output.get("parity_collected", {}))
+        ledger.deselected = max(ledger.deselected, int(output.get("parity_deselected", 0)))
+        ledger.collected.merge(output.get("parity_collected", {}))
 
 
 class Terminated(KeyboardInterrupt):
@@ -303,25 +300,6 @@ def _install_sigterm(state: SessionState) -> None:
         return
     state.previous_sigterm = previous
     signal.signal(signal.SIGTERM, _on_sigterm)
-
-
-def _partial(state: SessionState) -> str | None:
-    """Why this session cannot call a known difference stale, or None."""
-    parity = [o for o in state.outcomes if o.kind == "parity"]
-    skipped = sum(1 for o in parity if o.status == "skip")
-    if not state.whole_suite:
-        return "partial run: not every scenario was collected"
-    if state.select is not None:
-        return "partial run: --targets selected some targets"
-    if state.deselected:
-        return f"partial run: {state.deselected} item(s) deselected"
-    if state.invalid:
-        return f"partial run: {len(state.invalid)} scenario file(s) invalid"
-    if skipped:
-        return f"partial run: {skipped} parity check(s) skipped"
-    if len(state.known_uses) < len(parity):
-        return f"partial run: {len(parity) - len(state.known_uses)} parity check(s) did not compare"
-    return None
 
 
 def _required(config: pytest.Config, option: str, cfg: Config) -> set[str]:

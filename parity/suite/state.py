@@ -14,11 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from parity.checks.known_ledger import Ledger, Use
+from parity.checks.known_ledger import Ledger
 from parity.config import Config
-from parity.report.collected import Collected
-from parity.report.outcome import Outcome
-from parity.report.text import FindingsRow
+from parity.report.ledger import SessionLedger
 
 if TYPE_CHECKING:
     from parity.engine.runner import Runner
@@ -44,33 +42,13 @@ class SessionState:
     the same family (a user's own agent running the shipped suite)."""
     added_to: dict[str, int] = field(default_factory=dict)
     """Added target -> how many scenarios it was added to (0 is explained, not silent)."""
-    outcomes: list[Outcome] = field(default_factory=list)
-    scenarios: dict[str, list[str]] = field(default_factory=dict)
-    """Collected scenario name -> its targets (for unused-snapshot detection)."""
-    joinable: dict[str, set[str]] = field(default_factory=dict)
-    """Collected scenario name -> the declared targets `--targets +NAME` could add to it:
-    their recordings are a user's own agent's, used whenever it is added, never unused."""
-    whole_suite: bool = False
-    """The scenarios directory itself was collected (so orphan directories count)."""
-    invalid: list[str] = field(default_factory=list)
-    """Scenario files that did not validate (their items failed)."""
-    masked: list[tuple[str, str, str, int, str]] = field(default_factory=list)
-    """Masks applied per run: (scenario, target, path, values masked, reason)."""
-    findings: list[FindingsRow] = field(default_factory=list)
-    """Conformance findings per run: (scenario, target, policy, findings)."""
-    collected: Collected = field(default_factory=Collected)
-    """Plain data for the summary's categories and the reports (`parity.report.results`)."""
-    expected: list[tuple[str, str, str, str, int]] = field(default_factory=list)
-    """Expected run problems: (scenario, target, problem, reason, how many times)
-    (`parity.checks.expected.summary_lines`)."""
-    target_expect_uses: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
-    """Per judged run of a target whose table has `expect_problems`: (target, indexes of
-    the entries that claimed a problem) (`parity.checks.expected.unclaimed`)."""
-    known_uses: list[Use] = field(default_factory=list)
-    """What each parity check did with the project's known differences."""
-    deselected: int = 0
-    """Items deselected (`-k`, `-m`, `--targets`): the run is partial."""
-    ledger: Ledger | None = None
+    ledger: SessionLedger = field(default_factory=SessionLedger)
+    """What the items reported and what the session collected: the one record the
+    summary and the report files are made of, and a shard writes
+    (`parity.report.ledger`)."""
+    shard: tuple[int, int] | None = None
+    """`--parity-shard K/N`: run the K-th of N duration-balanced groups of scenarios."""
+    verdict: Ledger | None = None
     """The verdict on the known differences, made at the session's end."""
     unused: list[Path] = field(default_factory=list)
     """Snapshot files no collected scenario target claims (`unused_snapshots`), found at

@@ -11,7 +11,6 @@ stand in for it.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from pathlib import Path
@@ -21,6 +20,7 @@ import pytest
 
 from parity.checks.expected import Judged, failure_block, judge
 from parity.checks.problems import run_problems
+from parity.report.ledger import update
 from parity.report.outcome import Status
 from parity.report.text import failure_text, findings_block
 from parity.scenario.model import Scenario
@@ -75,7 +75,7 @@ class TargetItem(ScenarioItem):
             self.record("skip", reason)
             pytest.skip(reason)
         result = self.state.runner.result(self.scenario, self.target)
-        self.state.collected.view(self.scenario.name, self.target, result.view, live=True)
+        self.state.ledger.collected.view(self.scenario.name, self.target, result.view, live=True)
         policy = self.state.config.targets[self.target].conformance
         self._note_findings(result.findings, policy)
         judged = self._judge(result)
@@ -125,13 +125,13 @@ class TargetItem(ScenarioItem):
             self.target,
             standing,
         )
+        record = update(self.user_properties)
         if standing:
-            used = json.dumps([self.target, judged.standing_used])
-            self.user_properties.append(("parity_target_expect", used))
+            record.target_expect = (self.target, tuple(judged.standing_used))
         counted = Counter((p.headline(), e.reason) for p, e in judged.expected)
         for (headline, reason), times in counted.items():
-            row = [self.scenario.name, self.target, headline, reason, times]
-            self.user_properties.append(("parity_expected", json.dumps(row)))
+            record.expected.append((self.scenario.name, self.target, headline, reason, times))
+        record.attach(self.user_properties)
         return judged
 
     def _broken(
@@ -217,8 +217,12 @@ class TargetItem(ScenarioItem):
             "(if the change is intended: `parity record`, then review the diff)"
         )
         compared = _categorized(self.scenario, check.recorded, check.text, self.target)
-        self.state.collected.diff(self.scenario.name, "target", self.target, "snapshot", compared)
-        self.state.collected.drift(self.scenario.name, self.target, check.recorded, check.text)
+        self.state.ledger.collected.diff(
+            self.scenario.name, "target", self.target, "snapshot", compared
+        )
+        self.state.ledger.collected.drift(
+            self.scenario.name, self.target, check.recorded, check.text
+        )
         failure = failure_text(
             headline,
             compared.render() + "\n\n" + "\n".join(check.diff),
@@ -229,16 +233,21 @@ class TargetItem(ScenarioItem):
     def _note_findings(self, findings: list[str], policy: str) -> None:
         """Attach the run's conformance findings for the summary (not to the snapshot)."""
         if findings:
-            row = [self.scenario.name, self.target, policy, findings]
-            self.user_properties.append(("parity_findings", json.dumps(row)))
+            record = update(self.user_properties)
+            record.findings.append((self.scenario.name, self.target, policy, tuple(findings)))
+            record.attach(self.user_properties)
 
     def _note_masks(self, view: Any) -> None:
         """Attach the masks this run applied (and their reasons) for the summary."""
         reasons = {m.path: m.reason for m in self.scenario.masks}
         counts = view.get("masked", {}) if isinstance(view, dict) else {}
+        if not counts:
+            return
+        record = update(self.user_properties)
         for path, count in counts.items():
-            row = [self.scenario.name, self.target, path, int(count), reasons.get(path, "")]
-            self.user_properties.append(("parity_masked", json.dumps(row)))
+            row = (self.scenario.name, self.target, path, int(count), reasons.get(path, ""))
+            record.masked.append(row)
+        record.attach(self.user_properties)
 
 
 def _categorized(scenario: Scenario, old: str, new: str, target: str) -> ParityReport:

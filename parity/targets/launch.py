@@ -8,6 +8,7 @@ file system) and `run_setup` (runs a command).
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from parity.scenario.model import DEFAULT_CATALOG
-from parity.targets import dsh
+from parity.targets import dsh, native_cache
 from parity.targets.spec import FixtureTools, TargetSpec
 
 PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home", "builtin_tools")
@@ -46,6 +47,9 @@ class Launch:
     """What the agent is (name, version), copied into the transcript's `agent`."""
     paths: Mapping[str, str] = field(default_factory=dict)
     """Machine paths the agent may print, added to the transcript's masked `paths`."""
+    tmp_links: Mapping[str, str] = field(default_factory=dict)
+    """Name in the run's TMPDIR -> a directory outside the run it links to (created if
+    missing): a cache a tool keeps in its TMPDIR, kept across runs (native's tsx)."""
 
 
 def render(template: str, values: Mapping[str, str]) -> str:
@@ -104,13 +108,16 @@ def plan(
             env=env,
             builtin_tools=builtin_tools,
         )
+        # What Node and tsx compile is kept across runs (`parity.targets.native_cache`).
+        cache_env, links = native_cache.launch_parts(native_cache.compile_cache(os.environ))
         return Launch(
             argv=kit.argv,
-            env=kit.env,
+            env={**cache_env, **kit.env},
             files=kit.files,
             fixture_tools=spec.fixture_tools,
             stamp=install.stamp(),
             paths=kit.paths,
+            tmp_links=links,
         )
     return Launch(
         argv=tuple(render(a, values) for a in spec.command),

@@ -3,6 +3,7 @@ rule, and the file a finding is written as (valid, with its provenance)."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from parity.checks.diff import compare
@@ -90,3 +91,18 @@ def test_a_finding_is_a_valid_scenario_naming_its_seed_targets_and_category() ->
         assert part in data["description"]
     assert "# x: 1 difference(s)" in text
     assert sig.slug() == "changed-field-steps-updates-content-text"
+
+
+def test_explore_shards_of_one_seed_take_disjoint_rounds() -> None:
+    from parity.cli.explore import explore_shard
+    from parity.explore.engine import round_seed
+
+    one = [round_seed(7, (1, 1), r) for r in range(6)]
+    shards = [[round_seed(7, (k, 3), r) for r in range(2)] for k in (1, 2, 3)]
+    assert sorted(s for shard in shards for s in shard) == one  # all, none twice
+    assert round_seed(None, (2, 3), 0) is None
+    assert explore_shard(None, None) == (1, 1)
+    assert explore_shard("2/3", 7) == (2, 3)
+    for bad, seed in (("4/3", 7), ("x", 7), ("1/2", None)):
+        with pytest.raises(SystemExit):
+            explore_shard(bad, seed)

@@ -7,6 +7,7 @@ from pathlib import Path
 import yaml
 
 from parity.engine.store import snapshot_path
+from parity.report.ledger import ItemRecord
 from parity.report.matrix import summary_table
 from parity.report.outcome import Outcome
 from parity.report.text import (
@@ -40,9 +41,12 @@ OUTCOMES = [
 
 def test_outcomes_survive_the_trip_through_user_properties() -> None:
     for outcome in OUTCOMES:
-        props = [("other", 1), *outcome.to_properties()]
-        assert Outcome.from_properties(props) == outcome
-    assert Outcome.from_properties([("something", "else")]) is None
+        props: list[tuple[str, object]] = [("other", 1)]
+        ItemRecord(outcome=outcome).attach(props)
+        record = ItemRecord.of(props)
+        assert record is not None and record.outcome == outcome
+        assert Outcome.from_dict(outcome.to_dict()) == outcome
+    assert ItemRecord.of([("something", "else")]) is None
 
 
 def test_summary_table_has_scenarios_as_rows_and_targets_as_columns() -> None:

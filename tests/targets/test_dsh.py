@@ -678,3 +678,39 @@ def test_plan_native_with_fake_checkout(tmp_path: Path, monkeypatch: pytest.Monk
     assert launch.stamp == {"name": "DeepSeek Harness", "version": "0.3.1", "layout": "checkout"}
     assert launch.paths == {"dsh": str(root.resolve())}
     assert "dsh-composition.yml" in launch.files
+
+
+def test_native_runs_keep_what_node_and_tsx_compile_outside_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from parity.driver.run import _link
+    from parity.targets.native_cache import compile_cache
+
+    root = _checkout(tmp_path / "dsh")
+    monkeypatch.setenv("PARITY_DSH", str(root))
+    monkeypatch.setenv("PARITY_NODE", str(_script(tmp_path / "node-bin" / "node", "v22.20.0")))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("PARITY_NATIVE_CACHE", raising=False)
+    native = load_config(REPO).targets["native"]
+    run = tmp_path / "run"
+    launch = plan(native, repo=REPO, llm_base="http://h:1/", workdir=run / "w", home=run / "h")
+    cache = tmp_path / "xdg" / "acp-parity" / "native"
+    assert launch.env["NODE_COMPILE_CACHE"] == str(cache / "node")
+    # tsx keeps its cache in os.tmpdir()/tsx-<euid>: the run's TMPDIR links it out.
+    assert launch.tmp_links == {f"tsx-{os.geteuid()}": str(cache / "tsx")}
+    tmp = run / "tmp"
+    tmp.mkdir(parents=True)
+    _link(tmp, launch.tmp_links)
+    (tmp / f"tsx-{os.geteuid()}" / "entry").write_text("compiled")
+    import shutil
+
+    shutil.rmtree(run)  # as the driver removes a finished run
+    assert (cache / "tsx" / "entry").read_text() == "compiled"
+    # Off (the start-up bench's other side): each run compiles afresh, as before.
+    monkeypatch.setenv("PARITY_NATIVE_CACHE", "off")
+    launch = plan(native, repo=REPO, llm_base="http://h:1/", workdir=run / "w", home=run / "h")
+    assert "NODE_COMPILE_CACHE" not in launch.env and not launch.tmp_links
+    assert compile_cache({"PARITY_NATIVE_CACHE": "/c"}) == Path("/c")
+    assert compile_cache({"HOME": "/home/u"}) == Path("/home/u/.cache/acp-parity/native")
