@@ -177,6 +177,11 @@ class FakeLLM:
         return run, run.record(request.method, path, dialect, body)
 
     async def _catalog(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get(VIA_HEADER) == "mcp":
+            # The harness's own MCP bridge listing the fixture tools: plumbing, not the
+            # agent's traffic, and its timing races the agent's first model call (one
+            # bridge per session). What the agent saw shows in its model requests.
+            return _json(200, self._run(request).catalog)
         run, _ = await self._start(request, PARITY_STREAM.name)
         return _json(200, run.catalog)
 
