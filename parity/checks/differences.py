@@ -107,6 +107,12 @@ def comparable_views(
     return {**ref, "model": ref_model}, {**other, "model": other_model}
 
 
+def _catalog_of(path: str) -> str | None:
+    from parity.fakellm.dialects import PARITY_STREAM
+
+    return PARITY_STREAM.name if path == "/catalog" else None
+
+
 def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
     """The two model views as compared: as recorded when both sides speak the same
     dialects; otherwise each side's model calls in the fake's canonical form (what the
@@ -116,14 +122,17 @@ def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list
     from parity.fakellm.dialects import canonical_request, dialect_of
 
     def dialects(model: list[Any]) -> set[str]:
+        # A parity-stream agent fetches `/catalog` before any call: that speaks its
+        # dialect too, so a run without a model call still shows which route it took.
         return {
             d
             for entry in model
-            if isinstance(entry, dict) and (d := dialect_of(str(entry.get("path", ""))))
+            if isinstance(entry, dict)
+            and (d := dialect_of(path := str(entry.get("path", ""))) or _catalog_of(path))
         }
 
     mine, theirs = dialects(ref), dialects(other)
-    if not mine or not theirs or mine == theirs:
+    if mine == theirs:
         return ref, other
 
     def calls(model: list[Any]) -> list[Any]:

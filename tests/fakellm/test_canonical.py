@@ -165,3 +165,17 @@ def test_views_compare_canonically_only_across_dialects() -> None:
     other["model"] = [{"path": "/v1/chat/completions", "body": {**CHAT, "model": "other"}}]
     report = compare(ref, other, profile="exact", diverge=[], ref_name="a", other_name="b")
     assert [d.path for d in report.differences] == ["model[0].canonical.model"]
+
+
+def test_a_run_without_model_calls_still_shows_its_route() -> None:
+    # A parity-stream agent's own /catalog fetch says which route it took: beside an
+    # agent on another dialect that made no call either, nothing is left to compare
+    # (parity explore found plus vs plus-openai differing on it after list_sessions).
+    catalog = [{"path": "/catalog", "method": "GET", "body": None}]
+    assert comparable_models(catalog, []) == ([], [])
+    # Two parity-stream runs still compare as recorded, catalog fetch included.
+    assert comparable_models(catalog, catalog) == (catalog, catalog)
+    # A run that made no call beside one that did shows the missing call.
+    chat_view = [{"path": "/v1/chat/completions", "body": CHAT}]
+    ref, other = comparable_models(catalog, chat_view)
+    assert ref == [] and len(other) == 1
