@@ -107,28 +107,23 @@ def comparable_views(
     return {**ref, "model": ref_model}, {**other, "model": other_model}
 
 
-def _catalog_of(path: str) -> str | None:
-    from parity.fakellm.dialects import PARITY_STREAM
-
-    return PARITY_STREAM.name if path == "/catalog" else None
-
-
 def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
     """The two model views as compared: as recorded when both sides speak the same
     dialects; otherwise each side's model calls in the fake's canonical form (what the
     model was shown: messages, tools, system, model, effort), so agents on different
     provider dialects compare what their model saw instead of differing on every path.
     Non-call requests (catalog, tool calls, model lists) drop out of that comparison."""
-    from parity.fakellm.dialects import canonical_request, dialect_of
+    from parity.fakellm.dialects import PARITY_STREAM, canonical_request, dialect_of
 
     def dialects(model: list[Any]) -> set[str]:
         # A parity-stream agent fetches `/catalog` before any call: that speaks its
         # dialect too, so a run without a model call still shows which route it took.
+        catalog = {"/catalog": PARITY_STREAM.name}
         return {
             d
             for entry in model
             if isinstance(entry, dict)
-            and (d := dialect_of(path := str(entry.get("path", ""))) or _catalog_of(path))
+            and (d := dialect_of(p := str(entry.get("path", ""))) or catalog.get(p))
         }
 
     mine, theirs = dialects(ref), dialects(other)
