@@ -660,7 +660,11 @@ def test_an_import_out_of_the_core_is_found(tmp_path: Path) -> None:
 # -- the rules, for each layout -----------------------------------------------------------
 
 
-@pytest.fixture(params=LAYOUTS, ids=lambda layout: layout.package)
+def _package_id(layout: Layout) -> str:
+    return layout.package
+
+
+@pytest.fixture(params=LAYOUTS, ids=_package_id)
 def layout(request: pytest.FixtureRequest) -> Layout:
     chosen: Layout = request.param
     return chosen
@@ -685,23 +689,22 @@ def test_the_folders_import_each_other_in_one_direction(
     assert cycles(folder_graph(import_graph(modules), layout.package)) == []
 
 
+@pytest.mark.parametrize("ordered", [x for x in LAYOUTS if x.ordered], ids=_package_id)
 def test_the_folders_import_only_folders_above_them_in_the_documented_order(
-    layout: Layout, modules: dict[str, Module]
+    ordered: Layout,
 ) -> None:
     """The order is read from the architecture doc each time, so editing the doc's list
     (a new folder, a move) is all a change of the order takes."""
-    if not layout.ordered:
-        pytest.skip(f"{layout.package} documents no folder order")
+    layout, modules = ordered, load_modules(ROOT, ordered.package)
     order, leaves = documented_order((ROOT / layout.architecture).read_text(encoding="utf-8"))
     assert order, f"{layout.architecture}: no paragraph lists the folders in import order"
     graph = folder_graph(import_graph(modules), layout.package)
     assert order_violations(graph, order, leaves, layout.package) == []
 
 
-def test_package_inits_are_docstrings_only(layout: Layout, modules: dict[str, Module]) -> None:
-    if not layout.bare_inits:
-        pytest.skip(f"{layout.package} keeps code in some `__init__`s")
-    assert init_code(modules) == []
+@pytest.mark.parametrize("bare", [x for x in LAYOUTS if x.bare_inits], ids=_package_id)
+def test_package_inits_are_docstrings_only(bare: Layout) -> None:
+    assert init_code(load_modules(ROOT, bare.package)) == []
 
 
 def test_no_pass_through_import(modules: dict[str, Module]) -> None:
@@ -744,36 +747,39 @@ def _layers(layout: Layout) -> list[str]:
     return documented_layers((ROOT / layout.architecture).read_text(encoding="utf-8"))
 
 
-@pytest.fixture
-def layered(layout: Layout) -> list[str]:
-    layers = _layers(layout)
-    if not layers:
-        pytest.skip(f"{layout.architecture or layout.package} declares no layers")
-    return layers
+@dataclass(frozen=True)
+class Layered:
+    """A layout whose architecture doc declares layers, its modules and the layers."""
+
+    package: str
+    modules: dict[str, Module]
+    layers: list[str]
 
 
-def test_every_module_sits_in_a_layer(
-    layout: Layout, modules: dict[str, Module], layered: list[str]
-) -> None:
-    assert unlayered(modules, layout.package, layered) == []
+@pytest.fixture(params=[x for x in LAYOUTS if _layers(x)], ids=_package_id)
+def layered(request: pytest.FixtureRequest) -> Layered:
+    chosen: Layout = request.param
+    return Layered(chosen.package, load_modules(ROOT, chosen.package), _layers(chosen))
 
 
-def test_no_layer_imports_a_layer_above_it(
-    layout: Layout, modules: dict[str, Module], layered: list[str]
-) -> None:
-    assert upward_imports(import_graph(modules), layout.package, layered) == []
+def test_every_module_sits_in_a_layer(layered: Layered) -> None:
+    assert unlayered(layered.modules, layered.package, layered.layers) == []
 
 
-def test_the_core_imports_nothing_outside_it(
-    layout: Layout, modules: dict[str, Module], layered: list[str]
-) -> None:
+def test_no_layer_imports_a_layer_above_it(layered: Layered) -> None:
+    graph = import_graph(layered.modules)
+    assert upward_imports(graph, layered.package, layered.layers) == []
+
+
+def test_the_core_imports_nothing_outside_it(layered: Layered) -> None:
     """The last layer (acp_plus's `core/`) is free of every layer above it: no ACP-level
     module, no wire, no configuration."""
-    assert outside_imports(import_graph(modules), layout.package, layered[-1]) == []
+    graph = import_graph(layered.modules)
+    assert outside_imports(graph, layered.package, layered.layers[-1]) == []
 
 
 def test_acp_plus_declares_its_layers() -> None:
-    """The layer checks are on for acp_plus (a doc without the table would skip them)."""
+    """The layer checks are on for acp_plus (a doc without the table would not get them)."""
     (acp_plus,) = [x for x in LAYOUTS if x.package == "acp_plus"]
     assert _layers(acp_plus)[-1] == "core"
 
