@@ -2,8 +2,8 @@
 `parity` commands run as the CI systems would run them, shards as separate processes,
 then the merge, on a small project of the mini agent.
 
-GitHub Actions is also linted with actionlint where it is installed (the skip says
-where it is not); the structure checks always run.
+GitHub Actions is also linted with actionlint, its `run:` scripts with shellcheck (both
+dev dependencies); GitLab CI has no offline linter, so its structure checks stand alone.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -81,12 +82,36 @@ def test_gitlab_shards_hand_their_artifacts_to_the_merge() -> None:
     assert merge["artifacts"]["reports"]["junit"] == re.search(r"--junit (\S+)", merged).group(1)  # type: ignore[union-attr]
 
 
-@pytest.mark.skipif(shutil.which("actionlint") is None, reason="actionlint is not installed")
-def test_actionlint_passes_the_github_workflow() -> None:
-    done = subprocess.run(
-        ["actionlint", str(GITHUB)], capture_output=True, text=True, timeout=60, check=False
+def actionlint(workflow: Path) -> subprocess.CompletedProcess[str]:
+    """actionlint from the dev dependencies, with their shellcheck on PATH so that it also
+    checks the `run:` scripts."""
+    bin_dir = Path(sys.executable).parent
+    return subprocess.run(
+        [str(bin_dir / "actionlint"), "-shellcheck", str(bin_dir / "shellcheck"), str(workflow)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
+
+
+def test_actionlint_passes_the_github_workflow() -> None:
+    done = actionlint(GITHUB)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_sees_a_broken_workflow(tmp_path: Path) -> None:
+    # The lint above can fail: a misspelt matrix key and a shell error are both reported.
+    broken = tmp_path / "broken.yml"
+    text = GITHUB.read_text()
+    assert "${{ matrix.shard }}" in text
+    broken.write_text(text.replace("${{ matrix.shard }}", "${{ matrix.shrad }}", 1))
+    done = actionlint(broken)
+    assert done.returncode == 1 and "shrad" in done.stdout, done.stdout + done.stderr
+    assert '"$PARITY_REQUIRE"' in text
+    broken.write_text(text.replace('"$PARITY_REQUIRE"', "$PARITY_REQUIRE", 1))
+    done = actionlint(broken)
+    assert done.returncode == 1 and "SC2086" in done.stdout, done.stdout + done.stderr
 
 
 @pytest.fixture

@@ -2,10 +2,12 @@
 merged summary, JUnit and JSON equal one run's, item by item (timings aside), and the
 merge judges what only the whole run can.
 
-A copy of the shipped `baseline/` scenarios with their recordings and the shipped
-known differences (native compares through its recordings, as in CI), plus a recording
-of a scenario that no longer exists (an unused snapshot, seen only by a whole run) and
-a known difference nothing uses (stale, seen only by a whole run).
+A copy of the whole shipped suite: every scenario, every recording and the shipped
+known differences. Native and the peers compare through their recordings there (the copy
+has neither a DSH nor `.cache/peers`), as in CI and on a user's machine without them;
+plus, plus-openai and plus-full run live. Added to it: a recording of a scenario that no
+longer exists (an unused snapshot, seen only by a whole run) and a known difference
+nothing uses (stale, seen only by a whole run).
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ STALE = "native-no-such-field"
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     proj = Project(tmp_path_factory.mktemp("shards") / "proj")
     proj.write("parity.toml", "")
-    shutil.copytree(REPO / "scenarios" / "baseline", proj.root / "scenarios" / "baseline")
-    shutil.copytree(REPO / "snapshots" / "baseline", proj.root / "snapshots" / "baseline")
+    shutil.copytree(REPO / "scenarios", proj.root / "scenarios")
+    shutil.copytree(REPO / "snapshots", proj.root / "snapshots")
     proj.write(GONE, (REPO / "snapshots/baseline/handshake/plus.yaml").read_text())
     known = yaml.safe_load((REPO / "known-differences.yaml").read_text())
     known["differences"].append(
@@ -67,7 +69,7 @@ def runs(project: Project) -> dict[str, Any]:
     procs = [
         subprocess.Popen(c, cwd=root, env=env, stdout=subprocess.PIPE, text=True) for c in commands
     ]
-    outs = [p.communicate(timeout=300)[0] for p in procs]
+    outs = [p.communicate(timeout=1500)[0] for p in procs]
     merge = subprocess.run(
         [
             *cli(project, "merge", "shard-1", "shard-2", "shard-3"),
