@@ -163,6 +163,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
                 return 2
         line = ProgressLine()
         explorer = Explorer(config, options, runner, config.known_rules(def_names()), line)
+        for method, why in sorted(explorer.ignored.items()):
+            print(f"parity explore: never sends {method} ({why})", file=sys.stderr)
         findings = explorer.explore()
     progress = explorer.progress
     if line.tty:

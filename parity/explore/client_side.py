@@ -68,8 +68,22 @@ def held_answer(prompt: str) -> st.SearchStrategy[Any]:
     return st.one_of(st.just("never"), late)
 
 
-def session_step(sessions: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
-    """A session method as its step: list, close, set_mode, set_config_option, load, resume."""
+SESSION_METHODS = (
+    "session/list",
+    "session/close",
+    "session/set_mode",
+    "session/set_config_option",
+    "session/load",
+    "session/resume",
+)
+"""The ACP methods `session_step` draws from."""
+
+
+def session_step(
+    sessions: tuple[str, ...], ignored: frozenset[str] = frozenset()
+) -> st.SearchStrategy[dict[str, Any]]:
+    """A session method as its step: list, close, set_mode, set_config_option, load,
+    resume; none whose ACP method is `ignored` (one at least must be left)."""
     session = st.sampled_from(sessions)
     config_id = st.sampled_from(["model", "effort", "mode", "nonsense"])
     config_value = st.one_of(
@@ -78,20 +92,22 @@ def session_step(sessions: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]
         st.booleans(),
         st.none(),
     )
-    return st.one_of(
-        st.just({"list_sessions": {}}),
-        session.map(lambda s: {"close_session": {"session": s}}),
-        st.builds(
+    by_method: dict[str, st.SearchStrategy[dict[str, Any]]] = {
+        "session/list": st.just({"list_sessions": {}}),
+        "session/close": session.map(lambda s: {"close_session": {"session": s}}),
+        "session/set_mode": st.builds(
             lambda s, m: {"set_mode": {"session": s, "mode": m}},
             session,
             st.sampled_from(["default", "plan", "nonsense"]),
         ),
-        st.builds(
+        "session/set_config_option": st.builds(
             lambda s, c, v: {"set_config_option": {"session": s, "config_id": c, "value": v}},
             session,
             config_id,
             config_value,
         ),
-        session.map(lambda s: {"load_session": {"session": s}}),
-        session.map(lambda s: {"resume_session": {"session": s}}),
-    )
+        "session/load": session.map(lambda s: {"load_session": {"session": s}}),
+        "session/resume": session.map(lambda s: {"resume_session": {"session": s}}),
+    }
+    assert tuple(by_method) == SESSION_METHODS
+    return st.one_of(*(strategy for m, strategy in by_method.items() if m not in ignored))

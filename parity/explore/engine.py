@@ -154,6 +154,13 @@ class Explorer:
         # by transport, not by agent.
         transports = {config.targets[t].fixture_tools for t in options.targets}
         self._approvals = len(transports) == 1
+        self.ignored = {
+            method: f"{target}: {why}"
+            for target in options.targets
+            for method, why in config.targets[target].ignores.items()
+        }
+        """ACP methods a target of the pair ignores (`ignores` in its table) -> whose and
+        why: never sent, and said at the start."""
         self._latest: dict[Signature, Finding] = {}
 
     def judge(self, scenario: dict[str, Any]) -> Judged:
@@ -226,7 +233,8 @@ class Explorer:
             if self.options.database_dir is not None
             else None
         )
-        test = given(scenarios(self.options.targets, self._approvals))(self._example)
+        drawn = scenarios(self.options.targets, self._approvals, frozenset(self.ignored))
+        test = given(drawn)(self._example)
         if seed is not None:
             # `@seed` turns the database off (a seeded run is meant to reproduce); the
             # settings applied after it turn it back on, so a seeded exploration still

@@ -44,6 +44,8 @@ class Draft:
     """The scenario being built, action by action."""
 
     sessions: tuple[str, ...]
+    ignored: frozenset[str] = frozenset()
+    """ACP methods a target of the pair ignores (`TargetSpec.ignores`): never sent."""
     steps: list[dict[str, Any]] = field(default_factory=list)
     llm: list[dict[str, Any]] = field(default_factory=list)
     permissions: list[Any] = field(default_factory=list)
@@ -63,7 +65,7 @@ def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None)
     step: dict[str, Any] = {"session": draw(st.sampled_from(draft.sessions)), "as": name}
     step.update(draw(client_side.prompt_body()))
     if cancel is not None:
-        route = draw(st.sampled_from(cancel_routes()))
+        route = draw(st.sampled_from(cancel_routes(draft.ignored)))
         step["cancel"] = (
             {"after": cancel} if route == "session_cancel" else {"after": cancel, "via": route}
         )
@@ -111,26 +113,36 @@ def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
 def _raw(draft: Draft, draw: st.DrawFn, kind: str) -> None:
     schema = acp_schema()
     defs: dict[str, Any] = schema["$defs"] if schema else {}
-    if kind == "raw" and agent_requests():
-        method, _, params = draw(acp_params.raw_request(agent_requests(), defs, draft.sessions))
+    requests, notes = agent_requests(draft.ignored), agent_notifications(draft.ignored)
+    if kind == "raw" and requests:
+        method, _, params = draw(acp_params.raw_request(requests, defs, draft.sessions))
         draft.steps.append({"request": {"method": method, "params": params}})
-    elif kind == "notify" and agent_notifications():
-        notes = agent_notifications()
+    elif kind == "notify" and notes:
         method = draw(st.sampled_from(sorted(notes)))
         params = draw(acp_params.params(notes[method], defs, draft.sessions))
         draft.steps.append({"notify": {"method": method, "params": params}})
     else:
-        draft.steps.append(draw(client_side.session_step(draft.sessions)))
+        draft.steps.append(draw(client_side.session_step(draft.sessions, draft.ignored)))
 
 
 @st.composite
-def scenarios(draw: st.DrawFn, targets: tuple[str, str], approvals: bool = True) -> dict[str, Any]:
+def scenarios(
+    draw: st.DrawFn,
+    targets: tuple[str, str],
+    approvals: bool = True,
+    ignored: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """One scenario for `targets` (reference first), in the file's shape; without
-    `approvals`, no tool asks first and no turn waits on a permission request."""
+    `approvals`, no tool asks first and no turn waits on a permission request; no
+    `ignored` method is sent (a cancel takes another route)."""
     sessions = ("s1", "s2") if draw(st.integers(0, 3)) == 0 else ("s1",)
-    draft = Draft(sessions)
+    draft = Draft(sessions, ignored)
     draft.steps = [{"initialize": {}}] + [{"new_session": {"as": s}} for s in sessions]
     actions = ACTIONS if approvals else tuple(a for a in ACTIONS if a not in ASKING_TURNS)
+    if not cancel_routes(ignored):
+        actions = tuple(a for a in actions if not a.startswith("cancel-"))
+    if ignored.issuperset(client_side.SESSION_METHODS):
+        actions = tuple(a for a in actions if a != "session")
     for action in draw(st.lists(st.sampled_from(actions), min_size=1, max_size=4)):
         if action in TURNS:
             _turn(draft, draw, action)

@@ -39,11 +39,18 @@ def permission_replies() -> tuple[str, ...]:
     return _enum(scenario_schema()["$defs"]["permissionReply"])
 
 
-def cancel_routes() -> tuple[str, ...]:
-    """How a prompt is cancelled: `session_cancel`, `cancel_request`."""
+CANCEL_METHODS = {"session_cancel": "session/cancel", "cancel_request": "$/cancel_request"}
+"""The ACP method each cancel route sends (`parity.driver.prompt`); a test holds it to
+the scenario schema's routes."""
+
+
+def cancel_routes(ignored: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """How a prompt is cancelled: `session_cancel`, `cancel_request`; without the routes
+    whose method is `ignored` (a target's `ignores`)."""
     steps = scenario_schema()["$defs"]["step"]
     found = _find_key(steps, "via")
-    return _enum(found) if found else ("session_cancel",)
+    routes = _enum(found) if found else ("session_cancel",)
+    return tuple(r for r in routes if CANCEL_METHODS.get(r) not in ignored)
 
 
 def _find_key(node: Any, key: str) -> dict[str, Any] | None:
@@ -87,14 +94,16 @@ def content_block_types() -> tuple[str, ...]:
     return tuple(types) or ("text",)
 
 
-def agent_requests() -> dict[str, dict[str, Any]]:
-    """Method -> `$defs` entry of every request a client may send the agent."""
-    return _methods("Request")
+def agent_requests(ignored: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """Method -> `$defs` entry of every request a client may send the agent, but the
+    `ignored` ones."""
+    return {m: d for m, d in _methods("Request").items() if m not in ignored}
 
 
-def agent_notifications() -> dict[str, dict[str, Any]]:
-    """Method -> `$defs` entry of every notification a client may send the agent."""
-    return _methods("Notification")
+def agent_notifications(ignored: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:
+    """Method -> `$defs` entry of every notification a client may send the agent, but
+    the `ignored` ones."""
+    return {m: d for m, d in _methods("Notification").items() if m not in ignored}
 
 
 def _methods(suffix: str) -> dict[str, dict[str, Any]]:

@@ -90,6 +90,10 @@ class TargetSpec:
     expect_problems: tuple[ExpectedProblem, ...] = ()
     """Run problems expected in every scenario this target runs in (they claim a
     problem after the scenario's own entries, and are never stale in one run)."""
+    ignores: Mapping[str, str] = field(default_factory=dict)
+    """ACP methods the agent does not implement -> why (a version fact: native 0.1.0-rc.8
+    ignores `$/cancel_request`). `parity explore` sends none of them to a pair with this
+    target and says so; scenarios that send them declare what follows."""
     known_differences: tuple[Mapping[str, Any], ...] = ()
     """This target's own known differences, as written (`[[targets.X.known_differences]]`,
     entries of docs/known-differences.md without `target`); checked and loaded with the
@@ -147,6 +151,7 @@ _KEYS = {
     "launcher",
     "timeouts",
     "expect_problems",
+    "ignores",
     "known_differences",
 }
 
@@ -221,8 +226,21 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         launcher=str(launcher),
         timeouts=timeouts,
         expect_problems=expected,
+        ignores=_ignores(table.get("ignores", {}), where),
         known_differences=tuple(dict(k) for k in known),
     )
+
+
+def _ignores(value: Any, where: str) -> dict[str, str]:
+    """`ignores = { "$/cancel_request" = "why" }`: every method with its reason."""
+    table = _str_map(value, where, "ignores")
+    for method, why in table.items():
+        if not method.strip() or not why.strip():
+            raise TargetConfigError(
+                f"{where}: `ignores` names ACP methods, each with why the agent ignores it; "
+                f"got {method!r} = {why!r}"
+            )
+    return table
 
 
 def merge_tables(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ kind or permission answer in the schema is explored without a change here."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,7 @@ from jsonschema import Draft202012Validator
 from parity.explore import acp_params
 from parity.explore.generate import scenarios, to_yaml
 from parity.explore.vocabulary import (
+    CANCEL_METHODS,
     acp_schema,
     agent_requests,
     cancel_routes,
@@ -126,3 +128,61 @@ def test_without_approvals_no_tool_asks_and_no_turn_waits_for_a_permission(
         to_yaml(scenario), "generated.yaml", known_targets=("plus", "plus-openai")
     )
     assert [str(f) for f in findings if f.severity == "error"] == []
+
+
+def sent_methods(scenario: dict[str, Any]) -> set[str]:
+    """The ACP methods a scenario's steps make the driver send, by step kind."""
+    session_steps = {
+        "list_sessions": "session/list",
+        "close_session": "session/close",
+        "set_mode": "session/set_mode",
+        "set_config_option": "session/set_config_option",
+        "load_session": "session/load",
+        "resume_session": "session/resume",
+    }
+    out: set[str] = set()
+    for node in walk(scenario["steps"]):
+        if not isinstance(node, dict):
+            continue
+        for kind, method in session_steps.items():
+            if kind in node:
+                out.add(method)
+        for kind in ("request", "notify"):
+            if isinstance(node.get(kind), dict):
+                out.add(node[kind]["method"])
+        if isinstance(node.get("cancel"), dict):
+            out.add(CANCEL_METHODS[node["cancel"].get("via", "session_cancel")])
+    return out
+
+
+IGNORED = frozenset({"$/cancel_request", "session/list", "session/load", "authenticate"})
+
+
+@FAST
+@given(scenarios(PAIR, ignored=IGNORED))
+def test_a_method_a_target_ignores_is_never_sent(scenario: dict[str, Any]) -> None:
+    assert sent_methods(scenario) & IGNORED == set()
+    findings, _, _ = check_text(to_yaml(scenario), "generated.yaml", known_targets=PAIR)
+    assert [str(f) for f in findings if f.severity == "error"] == []
+
+
+def test_ignoring_every_cancel_route_leaves_no_cancelled_turn() -> None:
+    every = frozenset(CANCEL_METHODS.values())
+    assert cancel_routes(every) == ()
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(scenarios(PAIR, ignored=every))
+    def check(scenario: dict[str, Any]) -> None:
+        assert not any(isinstance(n, dict) and "cancel" in n for n in walk(scenario["steps"]))
+
+    check()
+
+
+def test_every_cancel_route_names_the_method_the_driver_sends() -> None:
+    # The driver's prompt step sends these (parity/driver/prompt.py); a new route in the
+    # schema without a method here would be sent even to a target that ignores it.
+    assert set(CANCEL_METHODS) == set(cancel_routes())
+    source = (Path(__file__).parents[2] / "parity/driver/prompt.py").read_text()
+    for route, method in CANCEL_METHODS.items():
+        if route != "session_cancel":
+            assert f'== "{route}"' in source and f'"{method}"' in source

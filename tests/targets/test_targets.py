@@ -169,6 +169,26 @@ def test_pyproject_tool_table_is_read(tmp_path: Path) -> None:
             },
             "needs `command` or `file`",
         ),
+        (
+            {
+                "family": "dsh",
+                "dialect": "openai-chat",
+                "fixture_tools": "mcp",
+                "command": ["a"],
+                "ignores": {"$/cancel_request": " "},
+            },
+            "`ignores` names ACP methods, each with why the agent ignores it",
+        ),
+        (
+            {
+                "family": "dsh",
+                "dialect": "openai-chat",
+                "fixture_tools": "mcp",
+                "command": ["a"],
+                "ignores": ["$/cancel_request"],
+            },
+            "`ignores` must be a table of strings",
+        ),
     ],
 )
 def test_bad_declarations_name_file_and_target(table: dict[str, object], message: str) -> None:
@@ -227,3 +247,17 @@ def test_bad_conformance_or_eof_stage_is_named(extra: dict[str, object], message
     with pytest.raises(TargetConfigError) as info:
         parse_target("bad", {**BASE, "family": "dsh", **extra}, "parity.toml")
     assert message in str(info.value)
+
+
+def test_native_declares_the_method_it_ignores_and_explore_never_sends_it(
+    tmp_path: Path,
+) -> None:
+    from parity.explore.engine import Explorer, Options
+
+    config = load_config(tmp_path)
+    assert "$/cancel_request" in config.targets["native"].ignores
+    assert config.targets["plus"].ignores == {}
+    options = Options(("native", "plus"), tmp_path, budget=1.0, max_examples=1)
+    explorer = Explorer(config, options, runner=None, known=[])  # type: ignore[arg-type]
+    assert list(explorer.ignored) == ["$/cancel_request"]
+    assert explorer.ignored["$/cancel_request"].startswith("native: 0.1.0-rc.8")
