@@ -150,30 +150,55 @@ def compare(
             report.known_applied.append(rule.id)
         elif holds is None:
             report.known_unjudged.append(rule.id)
-    # Each rule's selection, once per view: it decides both what the rule explains and
-    # what its sides are checked on.
-    selections = [(r, select(ref, r.path), select(other, r.path)) for r in rules]
-    matched = [(r, set(in_ref), set(in_other)) for r, in_ref, in_other in selections]
-    used: set[int] = set()
-    for d in found:
-        for i, (rule, in_ref, in_other) in enumerate(matched):
-            if _covers(in_ref, d.ref_path) or _covers(in_other, d.other_path):
-                report.suppressed.append((d, rule))
-                used.add(i)
-                break
-        else:
-            report.differences.append(d)
-    for i, (rule, _, _) in enumerate(matched):
-        if rule.id and i in used:
-            report.known_used.append(rule.id)
-        elif not rule.id and i not in used:
-            report.stale.append(rule)
+    # Causes first; an entry that `follows` one joins only where its cause explained a
+    # difference here, and takes what the causes left.
+    causes = [r for r in rules if not r.follows]
+    selections = _explain(causes, found, ref, other, report)
+    followers = [r for r in rules if r.follows and r.follows in report.known_used]
+    left, report.differences = report.differences, []
+    selections += _explain(followers, left, ref, other, report)
     report.differences += [
         drift
         for rule, in_ref, in_other in selections
         for drift in _drift(rule, (ref_name, ref, in_ref), (other_name, other, in_other))
     ]
     return report
+
+
+Selection = tuple[Rule, list[Path], list[Path]]
+"""A rule with what it selects in the reference's view and in the other's."""
+
+
+def _explain(
+    rules: Sequence[Rule],
+    found: Sequence[Difference],
+    ref: dict[str, Any],
+    other: dict[str, Any],
+    report: ParityReport,
+) -> list[Selection]:
+    """Each difference to the first rule that covers it (`suppressed`), or left in
+    `report.differences`; which rules explained one. Each rule's selection is made once
+    per view: it decides both what the rule explains and what its sides are checked on."""
+    selections = [(r, select(ref, r.path), select(other, r.path)) for r in rules]
+    # A position is one in both views (the same step, the same model request): a rule
+    # that selects it in either view explains what differs there on either side, so a
+    # filter that finds native's failed step also explains what plus did in that step.
+    matched = [(r, set(in_ref) | set(in_other)) for r, in_ref, in_other in selections]
+    used: set[int] = set()
+    for d in found:
+        for i, (rule, selected) in enumerate(matched):
+            if _covers(selected, d.ref_path) or _covers(selected, d.other_path):
+                report.suppressed.append((d, rule))
+                used.add(i)
+                break
+        else:
+            report.differences.append(d)
+    for i, (rule, _) in enumerate(matched):
+        if rule.id and i in used:
+            report.known_used.append(rule.id)
+        elif not rule.id and i not in used:
+            report.stale.append(rule)
+    return selections
 
 
 def _in_scope(rule: Rule, scenario: str) -> bool:

@@ -151,6 +151,7 @@ def _cross_checks(
         reason = entry.get("reason")
         if isinstance(reason, str) and reason and not reason.strip():
             sink.add((*at, "reason"), "reason is blank", RULE_REASON_HINT)
+        _check_follows(entry, data, (*at, "follows"), sink)
         raw_sides = entry.get("sides")
         sides: dict[str, Any] = raw_sides if isinstance(raw_sides, dict) else {}
         _check_sides(sides, target, (*at, "sides"), sink, targets)
@@ -161,6 +162,27 @@ def _cross_checks(
                 if acp_defs is not None and ref not in acp_defs:
                     hint = did_you_mean(ref, sorted(acp_defs)) or "see the ACP schema's $defs"
                     sink.add((*at, "sides", name), f"the ACP schema defines no {ref!r}", hint)
+
+
+def _check_follows(entry: dict[str, Any], data: dict[str, Any], at: Any, sink: Sink) -> None:
+    """`follows` names another entry of the same file (or table) that follows nothing:
+    one cause, its consequences, no chains to untangle."""
+    cause = entry.get("follows")
+    if not isinstance(cause, str) or not cause:
+        return
+    entries = {e.get("id"): e for _, e in mappings(data.get("differences"))}
+    if cause == entry.get("id"):
+        sink.add(at, "an entry cannot follow from itself", FOLLOWS_HINT)
+    elif cause not in entries:
+        ids = sorted(i for i in entries if isinstance(i, str))
+        sink.add(at, f"no entry {cause!r} to follow from", did_you_mean(cause, ids) or FOLLOWS_HINT)
+    elif entries[cause].get("follows"):
+        sink.add(at, f"{cause!r} itself follows from another entry: name the cause", FOLLOWS_HINT)
+    elif entries[cause].get("target") != entry.get("target"):
+        sink.add(at, f"{cause!r} is a fact of another target", FOLLOWS_HINT)
+
+
+FOLLOWS_HINT = "`follows` names the id of the entry whose fact this one follows from"
 
 
 def _check_family_sides(sides: dict[str, Any], at: tuple[Any, ...], sink: Sink) -> None:
@@ -210,6 +232,7 @@ def _rules(data: Any, root: Node, file: str, families: Mapping[str, str]) -> lis
                 id=entry["id"],
                 versions=entry.get("versions"),
                 scenarios=list(entry["scenarios"]) if "scenarios" in entry else None,
+                follows=entry.get("follows", ""),
             )
         )
     return out

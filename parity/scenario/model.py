@@ -124,6 +124,9 @@ class Rule:
     family: str | None = None
     """A family-wide known difference's family: it applies to comparisons between two of
     its `targets` (the family's targets in this project), whose side is `each`."""
+    follows: str = ""
+    """A known difference's cause: the id of the entry it follows from. It applies only
+    in a comparison where that entry explained a difference (`parity.checks.diff`)."""
 
     @property
     def label(self) -> str:

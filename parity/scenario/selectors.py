@@ -27,7 +27,9 @@ class _Seg:
     key: str = ""
     index: int = 0
     value: Any = None
-    """`where` only: the value the item's `key` path must have (`json_equal`)."""
+    """`where` only: the value the item's `key` path must have (`json_equal`), or with
+    `contains`, a string its value must contain (`[error.message~=still open]`)."""
+    contains: bool = False
 
 
 # Dict fields that name what a node is; a selector segment equal to one of their values
@@ -54,10 +56,14 @@ def parse_selector(selector: str) -> list[_Seg]:
         name, bracket, where_key, where_value = m.groups()
         if where_key is not None:
             # `steps[send.method=session/list]`: the items whose field equals the value.
+            # `[error.message~=still open]`: the items whose string field contains it.
             keys = where_key.strip()
-            if not all(keys.split(".")):
+            contains = keys.endswith("~")
+            keys = keys.removesuffix("~").strip()
+            value = _literal(where_value)
+            if not all(keys.split(".")) or (contains and not (isinstance(value, str) and value)):
                 raise ValueError(f"bad filter {m.group(0)!r} at column {pos + 1}")
-            segs.append(_Seg("where", key=keys, value=_literal(where_value)))
+            segs.append(_Seg("where", key=keys, value=value, contains=contains))
         elif name == "**":
             segs.append(_Seg("deep"))
         elif name == "*":
@@ -110,7 +116,7 @@ def select(root: Any, selector: str) -> list[Path]:
                     walk(child, (*path, k), i + 1)
         elif seg.kind == "where":
             for k, child in _children(node):
-                if _field_equals(child, seg.key, seg.value):
+                if _field_matches(child, seg):
                     walk(child, (*path, k), i + 1)
         elif seg.kind == "index":
             if isinstance(node, list) and -len(node) <= seg.index < len(node):
@@ -138,12 +144,14 @@ def _literal(text: str) -> Any:
         return text
 
 
-def _field_equals(node: Any, dotted: str, value: Any) -> bool:
-    for key in dotted.split("."):
+def _field_matches(node: Any, seg: _Seg) -> bool:
+    for key in seg.key.split("."):
         if not isinstance(node, dict) or key not in node:
             return False
         node = node[key]
-    return json_equal(node, value)
+    if seg.contains:
+        return isinstance(node, str) and seg.value in node
+    return json_equal(node, seg.value)
 
 
 def _children(node: Any) -> Iterator[tuple[str | int, Any]]:

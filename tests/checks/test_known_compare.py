@@ -213,3 +213,55 @@ def test_the_ledger_counts_a_long_id_list_when_asked() -> None:
         "  not checked (partial run: 1 item(s) deselected): 10 ids (-v lists them)"
     )
     assert "id-9" in ledger_lines(partial, 10, ids_shown=10)[-1]
+
+
+FOLLOWS = """differences:
+  - id: cause
+    target: native
+    path: "steps[error.message=turn left open]"
+    sides: {native: {schema: {required: [error]}}, others: absent}
+    reason: the fact
+  - id: consequence
+    target: native
+    follows: cause
+    path: "model[*]"
+    sides: {native: {schema: {type: object}}, others: {schema: {type: object}}}
+    reason: the model requests the failed turn never made
+"""
+
+
+def test_an_entry_that_follows_applies_only_where_its_cause_explained_a_difference() -> None:
+    findings, known = check_known_text(FOLLOWS, "k.yaml", {"native": "dsh", "plus": "dsh"})
+    assert findings == []
+    failed = {"error": {"message": "turn left open"}}
+    answered = {"result": {"stopReason": "end_turn"}}
+    native = {"steps": [answered, failed], "model": [{"path": "/stream"}]}
+    plus = {"steps": [answered, answered], "model": [{"path": "/stream"}] * 2}
+    report = run(native, plus, known)
+    assert report.ok, report.render()
+    assert sorted(report.known_used) == ["cause", "consequence"]
+    # Without the cause, the same extra model request is a difference: nothing follows.
+    report = run({**native, "steps": [answered, answered]}, plus, known)
+    assert not report.ok
+    assert [d.path for d in report.differences] == ["model[1]"]
+    assert report.known_used == []
+
+
+@pytest.mark.parametrize(
+    ("follows", "message"),
+    [
+        ("consequence", "an entry cannot follow from itself"),
+        ("cuase", "no entry 'cuase' to follow from"),
+        ("other", "'other' is a fact of another target"),
+        ("chained", "'chained' itself follows from another entry: name the cause"),
+    ],
+)
+def test_follows_names_a_cause_of_the_same_target(follows: str, message: str) -> None:
+    text = FOLLOWS.replace("follows: cause", f"follows: {follows}") + (
+        "  - id: other\n    target: plus\n    path: a\n"
+        "    sides: {plus: absent, others: absent}\n    reason: r\n"
+        "  - id: chained\n    target: native\n    follows: cause\n    path: b\n"
+        "    sides: {native: absent, others: absent}\n    reason: r\n"
+    )
+    findings, _ = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
+    assert [(f.key, f.message) for f in findings] == [("differences[1].follows", message)]

@@ -33,7 +33,17 @@ def test_filter_values_are_type_exact(literal: str, index: list[int]) -> None:
     assert select(VIEW, f"steps[n={literal}]") == [("steps", i) for i in index]
 
 
-@pytest.mark.parametrize("bad", ["steps[=x]", "steps[.=x]", "steps[a..b=x]"])
+def test_a_contains_filter_selects_strings_that_contain_the_text() -> None:
+    assert select(VIEW, "steps[send.method~=session/]") == [("steps", 0), ("steps", 1)]
+    assert select(VIEW, "steps[send.method~=list]") == [("steps", 1)]
+    # Only strings contain: the number 2 and the string "2" differ here too.
+    assert select(VIEW, "steps[n~='2']") == [("steps", 2)]
+    assert select(VIEW, "steps[send.method~=nothing]") == []
+
+
+@pytest.mark.parametrize(
+    "bad", ["steps[=x]", "steps[.=x]", "steps[a..b=x]", "steps[a~=]", "steps[a~=2]", "steps[~=x]"]
+)
 def test_malformed_filters_are_refused(bad: str) -> None:
     with pytest.raises(ValueError):
         parse_selector(bad)
