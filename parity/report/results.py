@@ -134,8 +134,10 @@ def session_data(
             for (s, kind, target), rec in sorted(diffs.items())
             if s == name
         ]
-        views = {t: v for t in targets if (v := collected.view_for(name, t)) is not None}
-        drifts = {t: d for t in targets if (d := collected.drift_for(name, t)) is not None}
+        views = {t: v.to_dict() for t in targets if (v := collected.view_for(name, t)) is not None}
+        drifts = {
+            t: d.to_dict() for t in targets if (d := collected.drift_for(name, t)) is not None
+        }
         scenarios.append(
             {
                 **meta,
