@@ -12,9 +12,9 @@ import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from parity.core.transcript import Transcript
 from parity.report.outcome import Outcome
 from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow
-from parity.transcript import Transcript
 
 
 def parity_notes(outcomes: Sequence[Outcome], skips: bool = True) -> list[str]:

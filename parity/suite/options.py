@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     # must not load pytest for it (0.7 s of a `parity show`, with syrupy).
     import pytest
 
-    from parity.config import Config
+    from parity.config.project import Config
 
 REQUIRE_TARGETS_HELP = (
     "comma-separated targets every check involving them must be able to compare, live "

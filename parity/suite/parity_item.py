@@ -20,7 +20,7 @@ from parity.report.text import failure_text
 from parity.suite.items import ScenarioFailure, ScenarioItem
 
 if TYPE_CHECKING:
-    from parity.transcript import Transcript
+    from parity.core.transcript import Transcript
 
 
 class ParityItem(ScenarioItem):

@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 
 from parity.checks.known_ledger import judge
-from parity.config import Config, find_root, load_config
+from parity.config.project import Config, find_root, load_config
 from parity.driver.stale import owned_name, remove_stale
 from parity.report.ledger import ItemRecord, partial_reason
 from parity.suite.collect import ScenarioFile, is_scenario

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from parity.config import Config, load_config
+from parity.config.project import Config, load_config
 from parity.suite.options import GivenConfig, given_config
 from tests.support.project import Project, child_env
 
 COUNTED = """
 import sys
-import parity.config
+import parity.config.project
 from parity.cli.main import main
 
 reads = []
-original = parity.config.project_table
+original = parity.config.project.project_table
 
 
 def counted(root):
@@ -29,7 +29,7 @@ def counted(root):
     return original(root)
 
 
-parity.config.project_table = counted
+parity.config.project.project_table = counted
 status = main(sys.argv[1:])
 print("reads", len(reads), "status", status, file=sys.stderr)
 """
@@ -43,9 +43,9 @@ def test_the_plugin_takes_a_given_configuration(tmp_path: Path) -> None:
 
 WORKER_READS = """
 import os
-import parity.config
+import parity.config.project
 
-original = parity.config.project_table
+original = parity.config.project.project_table
 
 
 def counted(root):
@@ -54,7 +54,7 @@ def counted(root):
     return original(root)
 
 
-parity.config.project_table = counted
+parity.config.project.project_table = counted
 
 
 def pytest_configure(config):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from parity.core.transcript import Frame, ProcessRecord, StepRecord, Transcript
 from parity.engine.store import snapshot_path
 from parity.report.ledger import ItemRecord
 from parity.report.matrix import summary_table
@@ -19,7 +20,6 @@ from parity.report.text import (
     parity_notes,
     side_by_side,
 )
-from parity.transcript import Frame, ProcessRecord, StepRecord, Transcript
 from parity.view.calibrate import differing_paths, mask_proposal
 from parity.view.dump import dump_view, load_view
 
