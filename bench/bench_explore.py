@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from parity.checks.acp_schema import def_names
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.engine.runner import Runner
 from parity.explore.engine import Explorer, Options
 

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from parity.checks.diff import compare
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.engine.store import read_view
 from parity.scenario.known import load_known
 from parity.scenario.load import discover, load_scenario

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.engine.runner import Runner
 from parity.scenario.load import load_scenario
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from parity.checks.diff import compare
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.engine.runner import Runner, normalized
 from parity.engine.store import read_text, snapshot_path
 from parity.scenario.known import load_known

@@ -784,6 +784,12 @@ def test_acp_plus_declares_its_layers() -> None:
     assert _layers(acp_plus)[-1] == "core"
 
 
+def test_parity_declares_its_layers() -> None:
+    """The layer checks are on for parity too: its root keeps no module, `core/` last."""
+    (parity,) = [x for x in LAYOUTS if x.package == "parity"]
+    assert _layers(parity)[-1] == "core"
+
+
 def test_parity_show_loads_neither_pytest_nor_syrupy() -> None:
     """`parity show` runs a scenario on the engine (`parity.engine`), without pytest:
     importing pytest and syrupy was 0.7 s of the 1.75 s a `parity show` of `plus` took.

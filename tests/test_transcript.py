@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from parity.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
+from parity.core.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
 
 
 def test_a_transcript_survives_the_json_round_trip_typed() -> None:

@@ -19,20 +19,19 @@ from typing import Any
 
 import yaml
 
-import parity
 from parity.capture.compose import compose, refusals, render
 from parity.checks.problems import run_problems
-from parity.config import Config
+from parity.config.project import Config
+from parity.core.transcript import Transcript
 from parity.engine.runner import Runner, normalized
 from parity.fakellm.identity import leaks, map_strings
 from parity.fakellm.upstream import Upstream
 from parity.scenario.errors import ScenarioInvalid
 from parity.scenario.load import build_scenario, load_scenario
 from parity.scenario.model import Scenario
-from parity.transcript import Transcript
 from parity.view.dump import dump_view
 
-SCHEMA = Path(parity.__file__).parent / "schema" / "scenario.schema.json"
+SCHEMA = Path(__file__).resolve().parents[1] / "schema" / "scenario.schema.json"
 
 
 class CaptureError(Exception):

@@ -37,7 +37,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from parity.checks.acp_schema import Kind, SchemaError, load_schema, method_defs
-from parity.transcript import Transcript
+from parity.core.transcript import Transcript
 from parity.view.ownership import frame_steps
 
 MAX_MESSAGE = 300

@@ -11,7 +11,7 @@ chunking only, model request. "update" covers every item the agent sent in a ste
 (session updates, agent requests, notes), the path says which list it is.
 `parity.checks.diff` applies the scenario's `diverge` rules to what this finds.
 
-Values are compared exactly, as JSON carries them (`parity.exact`): `2` and `2.0`,
+Values are compared exactly, as JSON carries them (`parity.core.exact`): `2` and `2.0`,
 `true` and `1`, `"1"` and `1`, `null` and an absent key all differ. Lists inside items
 are aligned here too, over exact canonical texts (deepdiff, used before, aligns lists
 by `==`: it reported nothing for `[1]` against `[1.0]` or `[true]`).
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any
 
-from parity.exact import json_equal
+from parity.core.exact import json_equal
 from parity.scenario.selectors import Path, format_path
 from parity.view.semantic import merge_chunks
 

@@ -133,19 +133,3 @@ def failure_block(judged: Judged, target: str) -> str:
             "under `expect_problems` with a reason (docs/scenarios.md)"
         )
     return "\n".join(lines)
-
-
-ExpectedRow = tuple[str, str, str, str, int]
-"""(scenario, target, problem headline, reason, how many such problems) of one run."""
-
-
-def summary_lines(rows: Sequence[ExpectedRow]) -> list[str]:
-    """The summary's list of expected problems, per scenario x target."""
-    if not rows:
-        return []
-    runs = {(r[0], r[1]) for r in rows}
-    lines = [f"expected problems: {sum(r[4] for r in rows)} in {len(runs)} run(s)"]
-    for scenario, target, problem, reason, times in sorted(rows):
-        again = f" (x{times})" if times > 1 else ""
-        lines.append(f"  {scenario} {target}: {problem}{again} ({reason})")
-    return lines

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from parity.checks.problem_kinds import FLOOD_KINDS, RUN_TEXTS, STEP_TEXTS, classify, llm_kind
+from parity.core.transcript import Frame, StepRecord, Transcript
 from parity.scenario.model import Scenario
-from parity.transcript import Frame, StepRecord, Transcript
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from parity.cli.project import load_named, project_config
-from parity.config import Config
+from parity.config.project import Config
+from parity.core.transcript import Transcript
 from parity.report.text import findings_block, side_by_side, stderr_tail, transcript_tail
 from parity.scenario.model import Scenario
-from parity.transcript import Transcript
 from parity.view.calibrate import PathT, differing_paths, mask_proposal, shows_run_health
 
 

@@ -97,7 +97,7 @@ def _merge_runs(
 ) -> int:
     from parity.checks.acp_schema import def_names
     from parity.checks.known_ledger import judge
-    from parity.config import Config
+    from parity.config.project import Config
     from parity.engine.store import unused_snapshots
     from parity.report.glance import more_line
     from parity.report.matrix import fit

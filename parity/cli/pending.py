@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from parity.cli.review import Pending
-from parity.config import Config
+from parity.config.project import Config
 
 
 def pending_items(

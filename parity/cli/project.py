@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from parity.config import Config, load_config
+from parity.config.project import Config, load_config
 from parity.scenario.errors import ScenarioInvalid
 from parity.scenario.load import load_scenario
 from parity.scenario.model import Scenario

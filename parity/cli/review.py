@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from parity.config import Config
-from parity.transcript import Transcript
+from parity.config.project import Config
+from parity.core.transcript import Transcript
 
 if TYPE_CHECKING:
     from parity.engine.runner import Runner

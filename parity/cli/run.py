@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from parity.cli.project import project_config, scenario_path
-from parity.config import Config
+from parity.config.project import Config
 
 
 def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> list[str]:

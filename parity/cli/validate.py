@@ -16,7 +16,7 @@ from pathlib import Path
 
 from parity.checks.acp_schema import def_names
 from parity.cli.project import project_config
-from parity.config import Config, find_root, load_config
+from parity.config.project import Config, find_root, load_config
 from parity.scenario.errors import ScenarioError
 from parity.scenario.load import check_text, discover
 from parity.targets.spec import TargetConfigError

@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from parity.core.transcript import Frame
 from parity.driver import jsonrpc
 from parity.driver.process import AgentProcess, Ladder
-from parity.transcript import Frame
 
 EXIT_DRAIN = 0.5
 """Seconds to let stdout drain after the process exited before calling it gone."""

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from parity.core.transcript import StepRecord
 from parity.driver.connection import StdinBlocked
 from parity.driver.prompt import prompt_step
 from parity.driver.state import Run
@@ -27,7 +28,6 @@ from parity.driver.steps import (
 )
 from parity.driver.waits import send_raw_step, wait_step
 from parity.scenario.model import Step
-from parity.transcript import StepRecord
 
 Handler = Callable[[Run, StepRecord, dict[str, Any], int], Awaitable[None]]
 """(run, the step's record, its params, the frame seq its "more updates" count from)."""

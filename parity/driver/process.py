@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parity.core.transcript import ProcessRecord
 from parity.driver import jsonrpc, orphans
-from parity.transcript import ProcessRecord
 
 STDERR_TAIL = 8 * 1024
 """Bytes of stderr kept for the transcript."""

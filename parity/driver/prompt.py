@@ -13,13 +13,13 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from parity.core.transcript import StepRecord
 from parity.driver import jsonrpc
 from parity.driver.connection import Connection
 from parity.driver.state import Run
 from parity.driver.step_errors import NoResponse, StepProblem
 from parity.driver.steps import prompt_outcome, trigger_text
 from parity.driver.triggers import Origin, fired, progress, released
-from parity.transcript import StepRecord
 
 
 async def prompt_step(run: Run, record: StepRecord, p: dict[str, Any], since: int) -> None:

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from parity.core.transcript import Direction, Frame, ModelRequest, Transcript
 from parity.driver import jsonrpc
-from parity.transcript import Direction, Frame, ModelRequest, Transcript
 
 MAX_FRAMES = 200_000
 """Frames recorded per run; a runaway agent's further lines are drained and counted,

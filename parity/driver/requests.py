@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from parity.core.transcript import StepRecord
 from parity.driver import jsonrpc
 from parity.driver.agent import AgentSlot
 from parity.driver.connection import AgentGone, Connection, id_key
 from parity.driver.recording import Recording
 from parity.driver.step_errors import NoResponse
-from parity.transcript import StepRecord
 
 
 class Requests:

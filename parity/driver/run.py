@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from parity.core.transcript import ModelRequest, Transcript
 from parity.driver.answers import inside
 from parity.driver.dispatch import run_steps
 from parity.driver.process import Ladder
@@ -34,7 +35,6 @@ from parity.driver.state import LlmRun, Run, RunPaths
 from parity.driver.step_errors import INTERRUPTED, ScriptError, StepProblem
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch
-from parity.transcript import ModelRequest, Transcript
 
 
 def _seed(base: Path, files: Mapping[str, str], what: str) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from parity.core.transcript import ModelRequest, Transcript
 from parity.driver.agent import AgentSlot
 from parity.driver.answers import ClientAnswers
 from parity.driver.process import Ladder, agent_env
@@ -27,7 +28,6 @@ from parity.driver.triggers import hold_answer
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch
 from parity.targets.tolerances import effective_timeouts
-from parity.transcript import ModelRequest, Transcript
 
 DEFAULT_TIMEOUTS: dict[str, float] = {"startup": 15.0, "response": 15.0, "run": 120.0}
 """Seconds; a scenario's and its target's `timeouts` override these per key

@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from parity.core.transcript import StepRecord
 from parity.driver import jsonrpc
 from parity.driver.connection import AgentGone, id_key
 from parity.driver.recording import ANY_SESSION
 from parity.driver.state import Run
 from parity.driver.step_errors import StepProblem
-from parity.transcript import StepRecord
 
 RAW_GRACE = 0.5
 """Seconds a `send_raw` of a non-request waits for an `id: null` error answer."""

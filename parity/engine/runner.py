@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from parity.checks.conformance import conformance_findings
-from parity.config import Config
+from parity.config.project import Config
+from parity.core.transcript import Transcript
 from parity.driver import orphans
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
@@ -38,7 +39,6 @@ from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
-from parity.transcript import Transcript
 from parity.view.normalize import scripted_tool_call_ids, view
 
 if TYPE_CHECKING:

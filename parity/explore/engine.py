@@ -35,7 +35,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from parity.checks.diff import compare
-from parity.config import Config
+from parity.config.project import Config
 from parity.engine.runner import Runner, normalized
 from parity.explore.findings import (
     HARNESS_ERROR,

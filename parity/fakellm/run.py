@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from parity.core.transcript import ModelRequest
 from parity.fakellm import parity_stream
 from parity.fakellm.identity import Identity
 from parity.fakellm.recorded import Projection
 from parity.fakellm.script import Script
 from parity.fakellm.side_requests import SideRequests
 from parity.scenario.model import Tool
-from parity.transcript import ModelRequest
 
 if TYPE_CHECKING:
     from parity.fakellm.upstream import Upstream

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from parity.core.transcript import ModelRequest
 from parity.fakellm.mcp_stdio import mcp_server_entry
 from parity.fakellm.server import FakeLLM
 from parity.scenario.load import load_scenario
 from parity.scenario.model import Scenario
-from parity.transcript import ModelRequest
 
 RUN_ID = "scenario"
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from parity.core.transcript import ModelRequest
 from parity.fakellm import gemini, parity_stream, toolnames
 from parity.fakellm.dialects import (
     GEMINI,
@@ -34,7 +35,6 @@ from parity.fakellm.run import Captured, Run
 from parity.fakellm.script import Response, build_response
 from parity.fakellm.wire import Wire, assemble, batches, failure_fields
 from parity.scenario.model import LlmEntry, Tool
-from parity.transcript import ModelRequest
 
 if TYPE_CHECKING:
     from parity.fakellm.mcp_http import McpHttp

@@ -112,19 +112,62 @@ def diff_record(report: ParityReport, against: str) -> dict[str, Any]:
     }
 
 
-def view_record(view: Any, source: str) -> dict[str, Any]:
-    """A normalized view as the report shows it: its YAML (as in a snapshot) without
-    the model requests, and those apart (`{"model": [...]}`), collapsed in the page."""
+@dataclass(frozen=True)
+class ViewRecord:
+    """A normalized view as the report shows it: its YAML (as in a snapshot) without the
+    model requests, and those apart (`{"model": [...]}`), collapsed in the page."""
+
+    source: str
+    """`live` (this session's run) or `recorded` (its snapshot stood in)."""
+    text: str
+    model: str = ""
+    requests: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "text": self.text,
+            "model": self.model,
+            "requests": self.requests,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ViewRecord:
+        return cls(
+            str(data["source"]),
+            str(data["text"]),
+            str(data.get("model", "")),
+            int(data.get("requests", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class DriftRecord:
+    """A target's snapshot differs: its recorded text and this run's (exact bytes)."""
+
+    recorded: str
+    live: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"recorded": self.recorded, "live": self.live}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DriftRecord:
+        return cls(str(data["recorded"]), str(data["live"]))
+
+
+def view_record(view: Any, source: str) -> ViewRecord:
+    """A normalized view as the report shows it (`ViewRecord`)."""
     if not isinstance(view, dict):
-        return {"source": source, "text": dump_view(view), "model": "", "requests": 0}
+        return ViewRecord(source, dump_view(view))
     main = {k: v for k, v in view.items() if k != "model"}
     model = view.get("model")
-    return {
-        "source": source,
-        "text": dump_view(main),
-        "model": dump_view({"model": model}) if model else "",
-        "requests": len(model) if isinstance(model, list) else 0,
-    }
+    return ViewRecord(
+        source,
+        dump_view(main),
+        dump_view({"model": model}) if model else "",
+        len(model) if isinstance(model, list) else 0,
+    )
 
 
 def _join(*parts: str) -> str:
@@ -140,12 +183,12 @@ class Collected:
     scenarios: dict[str, dict[str, Any]] = field(default_factory=dict)
     diffs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """`scenario \\x1f kind \\x1f target` -> diff record."""
-    views: dict[str, dict[str, Any]] = field(default_factory=dict)
+    views: dict[str, ViewRecord] = field(default_factory=dict)
     """`scenario \\x1f target` -> view record (a live run replaces a recording)."""
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     """node id -> item record (filled where reports arrive: the controller)."""
-    drifts: dict[str, dict[str, str]] = field(default_factory=dict)
-    """`scenario \\x1f target` -> `{"recorded": ..., "live": ...}`: a drifted snapshot's
+    drifts: dict[str, DriftRecord] = field(default_factory=dict)
+    """`scenario \\x1f target` -> `DriftRecord`: a drifted snapshot's
     two texts (HTML report only). The views hold one view per target, the one the
     parity checks compared (the live run); the drift is this target's own recording
     against that run, so its recorded text has to travel separately."""
@@ -168,7 +211,7 @@ class Collected:
     def drift(self, scenario: str, target: str, recorded: str, live: str) -> None:
         """A target's snapshot differs: its recorded text and this run's (exact bytes)."""
         if self.keep_views:
-            self.drifts[_join(scenario, target)] = {"recorded": recorded, "live": live}
+            self.drifts[_join(scenario, target)] = DriftRecord(recorded, live)
 
     def item(self, report: Any, outcome: Outcome | None, invalid: bool) -> None:
         """One pytest report (setup or call) of a scenario item."""
@@ -201,8 +244,8 @@ class Collected:
         return {
             "scenarios": self.scenarios,
             "diffs": self.diffs,
-            "views": self.views,
-            "drifts": self.drifts,
+            "views": {k: v.to_dict() for k, v in self.views.items()},
+            "drifts": {k: d.to_dict() for k, d in self.drifts.items()},
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -213,16 +256,17 @@ class Collected:
         self.items.update(output.get("items", {}))
         self.scenarios.update(output.get("scenarios", {}))
         self.diffs.update(output.get("diffs", {}))
-        self.drifts.update(output.get("drifts", {}))
+        for key, drift in output.get("drifts", {}).items():
+            self.drifts[key] = DriftRecord.from_dict(drift)
         for key, rec in output.get("views", {}).items():
             if rec.get("source") == "live" or key not in self.views:
-                self.views[key] = rec
+                self.views[key] = ViewRecord.from_dict(rec)
 
-    def view_for(self, scenario: str, target: str) -> dict[str, Any] | None:
+    def view_for(self, scenario: str, target: str) -> ViewRecord | None:
         """The view record of `target` running `scenario`, if one was kept."""
         return self.views.get(_join(scenario, target))
 
-    def drift_for(self, scenario: str, target: str) -> dict[str, str] | None:
+    def drift_for(self, scenario: str, target: str) -> DriftRecord | None:
         """The recorded and live texts of `target`'s drifted snapshot, if kept."""
         return self.drifts.get(_join(scenario, target))
 

@@ -24,18 +24,11 @@ from typing import Any
 from parity.checks.known_ledger import Use
 from parity.report.collected import Collected
 from parity.report.outcome import Outcome
-from parity.report.text import FindingsRow
+from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow, TargetExpect
 
 KEY = "parity_record"
 """The pytest `user_properties` key an item's record travels under."""
 FORMAT = "acp-parity-ledger/1"
-
-MaskRow = tuple[str, str, str, int, str]
-"""(scenario, target, path, values masked, reason)."""
-ExpectedRow = tuple[str, str, str, str, int]
-"""(scenario, target, problem, reason, how many times)."""
-TargetExpect = tuple[str, tuple[int, ...]]
-"""(target, indexes of the target table's `expect_problems` entries that claimed one)."""
 
 
 @dataclass
@@ -45,7 +38,7 @@ class ItemRecord:
     outcome: Outcome | None = None
     invalid: str = ""
     """The path of the scenario file this item stands for, when it did not validate."""
-    masked: list[MaskRow] = field(default_factory=list)
+    masked: list[MaskedRow] = field(default_factory=list)
     findings: list[FindingsRow] = field(default_factory=list)
     expected: list[ExpectedRow] = field(default_factory=list)
     known: Use | None = None
@@ -55,14 +48,12 @@ class ItemRecord:
         return {
             "outcome": self.outcome.to_dict() if self.outcome is not None else None,
             "invalid": self.invalid,
-            "masked": [list(r) for r in self.masked],
-            "findings": [[s, t, p, list(f)] for s, t, p, f in self.findings],
-            "expected": [list(r) for r in self.expected],
+            "masked": [r.to_dict() for r in self.masked],
+            "findings": [r.to_dict() for r in self.findings],
+            "expected": [r.to_dict() for r in self.expected],
             "known": _use_dict(self.known) if self.known is not None else None,
             "target_expect": (
-                [self.target_expect[0], list(self.target_expect[1])]
-                if self.target_expect is not None
-                else None
+                self.target_expect.to_dict() if self.target_expect is not None else None
             ),
         }
 
@@ -72,11 +63,11 @@ class ItemRecord:
         return cls(
             outcome=Outcome.from_dict(outcome) if outcome else None,
             invalid=str(data.get("invalid", "")),
-            masked=[_mask(r) for r in data.get("masked", [])],
-            findings=[(s, t, p, tuple(f)) for s, t, p, f in data.get("findings", [])],
-            expected=[_expected(r) for r in data.get("expected", [])],
+            masked=[MaskedRow.from_dict(r) for r in data.get("masked", [])],
+            findings=[FindingsRow.from_dict(r) for r in data.get("findings", [])],
+            expected=[ExpectedRow.from_dict(r) for r in data.get("expected", [])],
             known=_use(known) if known else None,
-            target_expect=(str(expect[0]), tuple(int(i) for i in expect[1])) if expect else None,
+            target_expect=TargetExpect.from_dict(expect) if expect else None,
         )
 
     @classmethod
@@ -105,7 +96,7 @@ class SessionLedger:
 
     outcomes: list[Outcome] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
-    masked: list[MaskRow] = field(default_factory=list)
+    masked: list[MaskedRow] = field(default_factory=list)
     findings: list[FindingsRow] = field(default_factory=list)
     expected: list[ExpectedRow] = field(default_factory=list)
     known_uses: list[Use] = field(default_factory=list)
@@ -160,11 +151,11 @@ class SessionLedger:
             "joinable": {k: sorted(v) for k, v in self.joinable.items()},
             "outcomes": [o.to_dict() for o in self.outcomes],
             "invalid": self.invalid,
-            "masked": [list(r) for r in self.masked],
-            "findings": [[s, t, p, list(f)] for s, t, p, f in self.findings],
-            "expected": [list(r) for r in self.expected],
+            "masked": [r.to_dict() for r in self.masked],
+            "findings": [r.to_dict() for r in self.findings],
+            "expected": [r.to_dict() for r in self.expected],
             "known_uses": [_use_dict(u) for u in self.known_uses],
-            "target_expect_uses": [[t, list(i)] for t, i in self.target_expect_uses],
+            "target_expect_uses": [u.to_dict() for u in self.target_expect_uses],
             "collected": self.collected.to_dict(),
         }
 
@@ -177,13 +168,12 @@ class SessionLedger:
         return cls(
             outcomes=[Outcome.from_dict(o) for o in data.get("outcomes", [])],
             invalid=[str(p) for p in data.get("invalid", [])],
-            masked=[_mask(r) for r in data.get("masked", [])],
-            findings=[(s, t, p, tuple(f)) for s, t, p, f in data.get("findings", [])],
-            expected=[_expected(r) for r in data.get("expected", [])],
+            masked=[MaskedRow.from_dict(r) for r in data.get("masked", [])],
+            findings=[FindingsRow.from_dict(r) for r in data.get("findings", [])],
+            expected=[ExpectedRow.from_dict(r) for r in data.get("expected", [])],
             known_uses=[_use(u) for u in data.get("known_uses", [])],
             target_expect_uses=[
-                (str(t), tuple(int(i) for i in idx))
-                for t, idx in data.get("target_expect_uses", [])
+                TargetExpect.from_dict(u) for u in data.get("target_expect_uses", [])
             ],
             collected=collected,
             scenarios={k: list(v) for k, v in data.get("scenarios", {}).items()},
@@ -272,13 +262,3 @@ def _use(data: Mapping[str, Any]) -> Use:
     return Use(
         tuple(data.get("applied", ())), tuple(data.get("used", ())), tuple(data.get("unjudged", ()))
     )
-
-
-def _mask(row: Sequence[Any]) -> MaskRow:
-    scenario, target, path, count, reason = row
-    return (str(scenario), str(target), str(path), int(count), str(reason))
-
-
-def _expected(row: Sequence[Any]) -> ExpectedRow:
-    scenario, target, problem, reason, times = row
-    return (str(scenario), str(target), str(problem), str(reason), int(times))

@@ -24,7 +24,8 @@ from parity.report.collected import Collected
 from parity.report.groups import difference_groups, group_text
 from parity.report.ledger import SessionLedger
 from parity.report.outcome import Outcome
-from parity.report.text import FindingsRow, counts_line, parity_notes
+from parity.report.rows import FindingsRow, MaskedRow
+from parity.report.text import counts_line, parity_notes
 
 FORMAT = "acp-parity-results/1"
 
@@ -82,7 +83,7 @@ def session_data(
     *,
     outcomes: Sequence[Outcome],
     collected: Collected,
-    masked: Iterable[tuple[str, str, str, int, str]] = (),
+    masked: Iterable[MaskedRow] = (),
     findings: Iterable[FindingsRow] = (),
     invalid: Iterable[str] = (),
     root: Path = Path("."),
@@ -95,14 +96,14 @@ def session_data(
     own = {(o.scenario, o.target): o for o in outcomes if o.kind == "target"}
     pairs = {(o.scenario, o.target): o for o in outcomes if o.kind == "parity"}
     masked_by: dict[str, list[dict[str, Any]]] = {}
-    for scenario, target, path, count, reason in sorted(masked):
-        rec = {"target": target, "path": path, "count": count, "reason": reason}
-        masked_by.setdefault(scenario, []).append(rec)
+    for m in sorted(masked):
+        rec = {"target": m.target, "path": m.path, "count": m.count, "reason": m.reason}
+        masked_by.setdefault(m.scenario, []).append(rec)
     findings_by: dict[str, list[dict[str, Any]]] = {}
-    for scenario, target, policy, found in sorted(findings, key=lambda r: (r[0], r[1])):
-        if found:
-            rec = {"target": target, "policy": policy, "findings": list(found)}
-            findings_by.setdefault(scenario, []).append(rec)
+    for f in sorted(findings, key=lambda r: (r.scenario, r.target)):
+        if f.findings:
+            rec = {"target": f.target, "policy": f.policy, "findings": list(f.findings)}
+            findings_by.setdefault(f.scenario, []).append(rec)
     scenarios = []
     for name in names:
         meta = collected.scenarios.get(name) or {
@@ -133,8 +134,10 @@ def session_data(
             for (s, kind, target), rec in sorted(diffs.items())
             if s == name
         ]
-        views = {t: v for t in targets if (v := collected.view_for(name, t)) is not None}
-        drifts = {t: d for t in targets if (d := collected.drift_for(name, t)) is not None}
+        views = {t: v.to_dict() for t in targets if (v := collected.view_for(name, t)) is not None}
+        drifts = {
+            t: d.to_dict() for t in targets if (d := collected.drift_for(name, t)) is not None
+        }
         scenarios.append(
             {
                 **meta,

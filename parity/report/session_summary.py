@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from parity.checks.expected import summary_lines as expected_lines
 from parity.checks.expected import unclaimed, unclaimed_lines
 from parity.checks.known_ledger import Ledger, ledger_lines
 from parity.report.glance import WIDTH as GLANCE_WIDTH
@@ -24,7 +23,13 @@ from parity.report.glance import collapsed, failing_table, skip_lines, target_li
 from parity.report.groups import difference_groups, group_lines
 from parity.report.ledger import SessionLedger
 from parity.report.matrix import WIDTH, fit, summary_table
-from parity.report.text import counts_line, findings_lines, mask_lines, parity_notes
+from parity.report.text import (
+    counts_line,
+    expected_lines,
+    findings_lines,
+    mask_lines,
+    parity_notes,
+)
 
 if TYPE_CHECKING:
     from parity.scenario.model import ExpectedProblem
@@ -94,7 +99,11 @@ def summary_lines(ledger: SessionLedger, ctx: Context) -> list[str]:
     section(mask_lines(ledger.masked), 1)
     section(findings_lines(ledger.findings), 3)
     section(expected_lines(ledger.expected), 1)
-    write(unclaimed_lines(unclaimed(ctx.declared, ledger.target_expect_uses)))
+    write(
+        unclaimed_lines(
+            unclaimed(ctx.declared, [(u.target, u.used) for u in ledger.target_expect_uses])
+        )
+    )
     if ctx.verdict is not None:
         write(ledger_lines(ctx.verdict, ctx.known_total, None if verbose else IDS_SHOWN))
     if ledger.invalid:

@@ -12,8 +12,9 @@ import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from parity.core.transcript import Transcript
 from parity.report.outcome import Outcome
-from parity.transcript import Transcript
+from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow
 
 
 def parity_notes(outcomes: Sequence[Outcome], skips: bool = True) -> list[str]:
@@ -41,25 +42,36 @@ def counts_line(outcomes: Sequence[Outcome]) -> str:
     return ", ".join(f"{counts[s]} {s}" for s in order if counts[s]) or "nothing ran"
 
 
-def mask_lines(masked: Sequence[tuple[str, str, str, int, str]]) -> list[str]:
-    """Summary lines for applied masks: (scenario, target, path, count, reason) rows.
+def mask_lines(masked: Sequence[MaskedRow]) -> list[str]:
+    """Summary lines for applied masks, one row per (scenario, target, mask).
 
     Every mask is listed with what it hid, so masking never silently swallows an
     assertion; a mask that matched nothing is called out as stale."""
     if not masked:
         return []
     lines = [
-        f"masks: {sum(1 for m in masked if m[3])} applied, "
-        f"{sum(1 for m in masked if not m[3])} matched nothing"
+        f"masks: {sum(1 for m in masked if m.count)} applied, "
+        f"{sum(1 for m in masked if not m.count)} matched nothing"
     ]
-    for scenario, target, path, count, reason in sorted(masked):
-        what = f"{count} value(s) masked" if count else "matched nothing (stale mask?)"
-        lines.append(f"  {scenario} {target}: {path}: {what}" + (f" ({reason})" if reason else ""))
+    for m in sorted(masked):
+        what = f"{m.count} value(s) masked" if m.count else "matched nothing (stale mask?)"
+        lines.append(
+            f"  {m.scenario} {m.target}: {m.path}: {what}" + (f" ({m.reason})" if m.reason else "")
+        )
     return lines
 
 
-FindingsRow = tuple[str, str, str, Sequence[str]]
-"""(scenario, target, policy, rendered findings) of one run."""
+def expected_lines(rows: Sequence[ExpectedRow]) -> list[str]:
+    """The summary's list of expected problems, per scenario x target."""
+    if not rows:
+        return []
+    runs = {(r.scenario, r.target) for r in rows}
+    lines = [f"expected problems: {sum(r.times for r in rows)} in {len(runs)} run(s)"]
+    for r in sorted(rows):
+        again = f" (x{r.times})" if r.times > 1 else ""
+        lines.append(f"  {r.scenario} {r.target}: {r.problem}{again} ({r.reason})")
+    return lines
+
 
 FINDINGS_SHOWN = 5
 """Findings listed per run in the summary; the rest are counted (`parity show` has all)."""
@@ -75,12 +87,15 @@ def findings_lines(rows: Sequence[FindingsRow], shown: int = FINDINGS_SHOWN) -> 
 
     Rows without findings are left out; under `fail` the run's item already failed, under
     `warn` this is the only place the findings show (besides `parity show`)."""
-    rows = [r for r in rows if r[3]]
+    rows = [r for r in rows if r.findings]
     if not rows:
         return []
-    total = sum(len(r[3]) for r in rows)
+    total = sum(len(r.findings) for r in rows)
     lines = [f"conformance findings: {total} in {len(rows)} run(s)"]
-    for scenario, target, policy, found in sorted(rows, key=lambda r: (r[0], r[1])):
+    for scenario, target, policy, found in (
+        (r.scenario, r.target, r.policy, r.findings)
+        for r in sorted(rows, key=lambda r: (r.scenario, r.target))
+    ):
         kinds = Counter(_kind(f) for f in found)
         counted = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
         effect = "failed its item" if policy == "fail" else "warning only"

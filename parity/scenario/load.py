@@ -36,7 +36,7 @@ from parity.scenario.yaml_positions import locate, parse
 
 def discover(scenarios_dir: Path) -> list[Path]:
     """All scenario files below `scenarios_dir` (the project's configured scenarios
-    directory, `parity.config.Config.scenarios_dir`), sorted."""
+    directory, `parity.config.project.Config.scenarios_dir`), sorted."""
     if not scenarios_dir.is_dir():
         return []
     return sorted(p for p in scenarios_dir.rglob("*.yaml") if p.is_file())

@@ -33,7 +33,7 @@ import referencing.jsonschema
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from parity.exact import json_equal
+from parity.core.exact import json_equal
 
 ABSENT = "absent"
 SIDE_FORMS = ("absent", "equals", "one_of", "schema", "acp")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from parity.exact import json_equal
+from parity.core.exact import json_equal
 
 Path = tuple[str | int, ...]
 """A concrete location in a view: dict keys and list indexes from the root."""

@@ -7,6 +7,7 @@ and `parity record` pass them (`parity.cli.run.pytest_args`) and show the same h
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     # must not load pytest for it (0.7 s of a `parity show`, with syrupy).
     import pytest
 
-    from parity.config import Config
+    from parity.config.project import Config
 
 REQUIRE_TARGETS_HELP = (
     "comma-separated targets every check involving them must be able to compare, live "
@@ -119,3 +120,13 @@ class GivenConfig:
 def given_config(plugins: Iterable[object]) -> Config | None:
     """The configuration a `GivenConfig` among the registered plugins carries, if any."""
     return next((p.config for p in plugins if isinstance(p, GivenConfig)), None)
+
+
+def pending_dir(config: pytest.Config) -> Path | None:
+    """Where pending snapshots go: `--parity-pending DIR`, else the HTML report's
+    `pending/` folder, else nowhere."""
+    explicit = config.getoption("parity_pending", None)
+    if explicit:
+        return Path(explicit)
+    report = config.getoption("parity_report", None)
+    return Path(report) / "pending" if report else None

@@ -20,7 +20,7 @@ from parity.report.text import failure_text
 from parity.suite.items import ScenarioFailure, ScenarioItem
 
 if TYPE_CHECKING:
-    from parity.transcript import Transcript
+    from parity.core.transcript import Transcript
 
 
 class ParityItem(ScenarioItem):
@@ -56,7 +56,7 @@ class ParityItem(ScenarioItem):
     def check(self) -> None:
         ref_view, ref_transcript, ref_note = self._view(self.reference)
         view, transcript, note = self._view(self.target)
-        # Imported here: only scenario items need the diff (see `target_item._categorized`).
+        # Imported here: only scenario items need the diff (the plugin loads for every run).
         from parity.checks.diff import compare
         from parity.scenario.errors import ScenarioInvalid
 

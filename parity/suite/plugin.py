@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 
 from parity.checks.known_ledger import judge
-from parity.config import Config, find_root, load_config
+from parity.config.project import Config, find_root, load_config
 from parity.driver.stale import owned_name, remove_stale
 from parity.report.ledger import ItemRecord, partial_reason
 from parity.suite.collect import ScenarioFile, is_scenario
@@ -57,7 +57,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    cfg = given_config(config.pluginmanager.get_plugins()) or _load_config(config)
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    given = given_config(config.pluginmanager.get_plugins())
+    if given is None and workerinput is not None and "parity_config" in workerinput:
+        given = Config.from_dict(workerinput["parity_config"])  # the controller's
+    cfg = given or _load_config(config)
     # syrupy (through parity.suite.snapshots) is imported only now: importing it while
     # `-p parity.suite.plugin` loads would precede pytest's assertion-rewrite setup for it.
     from parity.suite.snapshots import ParitySnapshotExtension
@@ -67,7 +71,6 @@ def pytest_configure(config: pytest.Config) -> None:
     for name in sorted(cfg.targets):
         config.addinivalue_line("markers", f"{name}: scenario items of the {name} target")
     config.addinivalue_line("markers", f"{PARITY_MARK}: cross-target parity checks")
-    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None and "parity_cache" in workerinput:
         cache_dir, owns = Path(workerinput["parity_cache"]), False
     else:
@@ -103,7 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _load_config(config: pytest.Config) -> Config:
     """The project's configuration, read here when no caller handed it over (`pytest`
-    run directly, or an xdist worker)."""
+    run directly; an xdist worker gets its controller's)."""
     root_opt = config.getoption("parity_root", None)
     root = Path(root_opt) if root_opt else find_root(config.invocation_params.dir)
     try:
@@ -218,8 +221,10 @@ class ParityPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """xdist controller: every worker shares the controller's run cache directory."""
+        """xdist controller: every worker shares the controller's run cache directory,
+        and takes the configuration it read (`parity.toml` is read once per command)."""
         node.workerinput["parity_cache"] = str(self.state.cache_dir)
+        node.workerinput["parity_config"] = self.state.config.to_dict()
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         # Other shards' items are not missing from the whole run: the merge has them.

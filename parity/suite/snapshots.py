@@ -16,7 +16,6 @@ under CI they fail a whole-suite run, as syrupy's unused snapshots fail its runs
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -31,10 +30,7 @@ from syrupy.location import PyTestLocation
 
 from parity.engine.store import SUFFIX, read_text, remove, scenario_dir, write_text
 from parity.scenario.load import scenario_name
-from parity.view.dump import dump_view
-
-DIFF_LINES = 80
-"""Lines of the text diff a failing snapshot shows before the rest is counted."""
+from parity.view.dump import dump_view, text_diff
 
 
 class ParitySnapshotExtension(SingleFileSnapshotExtension):
@@ -58,21 +54,9 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
         return data if isinstance(data, str) else dump_view(data)
 
     def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
-        """syrupy's reporter: the recorded snapshot against this run, as a unified diff of
-        their YAML (syrupy's own marks changed characters, which long views bury)."""
-        lines = list(
-            difflib.unified_diff(
-                str(snapshot_data).splitlines(),
-                str(serialized_data).splitlines(),
-                f"{self.shown_as} (recorded)",
-                f"{self.shown_as} (this run)",
-                n=2,
-                lineterm="",
-            )
-        )
-        if len(lines) > DIFF_LINES:
-            lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines"]
-        return iter(lines)
+        """syrupy's reporter: the recorded snapshot against this run (`text_diff`, the
+        diff the engine's judgement shows)."""
+        return iter(text_diff(str(snapshot_data), str(serialized_data), self.shown_as))
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:
@@ -133,12 +117,11 @@ class SnapshotCheck:
     snapshot did not match."""
 
 
-def check_snapshot(item: pytest.Item, view: Any, *, update: bool, shown_as: str) -> SnapshotCheck:
-    """Assert `view` against the item's snapshot through syrupy (writing it when
-    `update`). A scenario item is no test function and has no `snapshot` fixture, so the
-    assertion is built here the way that fixture builds one; syrupy's session records
-    it for its report. `shown_as` names the file in the diff."""
-    text = dump_view(view)
+def check_snapshot(item: pytest.Item, text: str, *, update: bool, shown_as: str) -> SnapshotCheck:
+    """Assert a view's snapshot `text` (`dump_view`) against the item's snapshot through
+    syrupy (writing it when `update`). A scenario item is no test function and has no
+    `snapshot` fixture, so the assertion is built here the way that fixture builds one;
+    syrupy's session records it for its report. `shown_as` names the file in the diff."""
     assertion = SnapshotAssertion(
         session=item.config._syrupy,  # type: ignore[attr-defined]
         extension_class=ParitySnapshotExtension,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from parity.checks.known_ledger import Ledger
-from parity.config import Config
+from parity.config.project import Config
 from parity.report.ledger import SessionLedger
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Target declarations: which agents the harness can drive, as declared in TOML.
 
 The built-ins ship in `parity/targets/targets.toml`; a project adds or overrides targets
-in its configuration (`parity.config`: `parity.toml` at its root, or `[tool.parity]` of
+in its configuration (`parity.config.project`: `parity.toml` at its root, or `[tool.parity]` of
 its `pyproject.toml`). Pure over plain data: TOML tables -> `TargetSpec`s, or a
 `TargetConfigError` naming the file and the target. Rendering a target for one run is
 `parity.targets.launch`.
@@ -97,7 +97,7 @@ class TargetSpec:
     known_differences: tuple[Mapping[str, Any], ...] = ()
     """This target's own known differences, as written (`[[targets.X.known_differences]]`,
     entries of docs/known-differences.md without `target`); checked and loaded with the
-    project's file (`parity.config.Config.known_rules`)."""
+    project's file (`parity.config.project.Config.known_rules`)."""
 
 
 # -- declarations --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from parity.exact import json_equal
+from parity.core.exact import json_equal
 from parity.scenario.selectors import format_path
 
 PathT = tuple[str | int, ...]

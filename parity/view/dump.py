@@ -2,11 +2,13 @@
 
 `dump_view` is what `parity record` writes to `snapshots/<scenario>/<target>.yaml` (through
 the syrupy extension, `parity.suite.snapshots`), what `parity show` prints and what the
-HTML report shows; `load_view` reads a snapshot back for the parity checks and diffs.
+HTML report shows; `load_view` reads a snapshot back for the parity checks and diffs;
+`text_diff` is the text diff a drifted snapshot shows (the extension's `diff_lines`).
 """
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 import yaml
@@ -59,3 +61,26 @@ def dump_yaml(data: Any, *, width: int) -> str:
 def load_view(text: str) -> Any:
     """Parse a snapshot file's text back into the view it holds."""
     return yaml.load(text, Loader=_Loader)
+
+
+DIFF_LINES = 80
+"""Lines of the text diff a drifted snapshot shows before the rest is counted."""
+
+
+def text_diff(recorded: str, live: str, shown_as: str) -> list[str]:
+    """The recorded snapshot text against this run's, as a unified diff of their YAML
+    (syrupy's own marks changed characters, which long views bury); `shown_as` names
+    the file in the headers, and past `DIFF_LINES` lines the rest is counted."""
+    lines = list(
+        difflib.unified_diff(
+            recorded.splitlines(),
+            live.splitlines(),
+            f"{shown_as} (recorded)",
+            f"{shown_as} (this run)",
+            n=2,
+            lineterm="",
+        )
+    )
+    if len(lines) > DIFF_LINES:
+        lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more diff lines"]
+    return lines

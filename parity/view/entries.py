@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.transcript import Frame
+from parity.core.transcript import Frame
 from parity.view.tokens import Tokens
 
 AGENT_REQUEST_KINDS: dict[str, str] = {

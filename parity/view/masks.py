@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.exact import json_type
+from parity.core.exact import json_type
 from parity.scenario.model import Rule
 from parity.scenario.selectors import Path, get_path, select
 

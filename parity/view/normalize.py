@@ -1,7 +1,7 @@
 """Normalization: a `Transcript` -> the snapshot-ready view of one run.
 
 The view is plain data (dicts, lists, str, int, ...) with a fixed skeleton key order, so
-it dumps to readable YAML and compares exactly (`parity.exact`). Everything random
+it dumps to readable YAML and compares exactly (`parity.core.exact`). Everything random
 or machine specific is replaced so two runs of the same agent give the same view:
 
 - ids become positional tokens per kind (`<session:1>`, `<message:2>`, ..., any other
@@ -30,8 +30,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from parity.core.transcript import ModelRequest, ProcessRecord, StepRecord, Transcript
 from parity.scenario.model import Rule, Scenario
-from parity.transcript import ModelRequest, ProcessRecord, StepRecord, Transcript
 from parity.view.entries import AGENT_REQUEST_KINDS, Entries
 from parity.view.masks import apply_masks
 from parity.view.ownership import Ownership, began_before, ownership, same

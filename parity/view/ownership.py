@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.exact import exact_key
-from parity.transcript import Frame, StepRecord, Transcript
+from parity.core.exact import exact_key
+from parity.core.transcript import Frame, StepRecord, Transcript
 from parity.view.tokens import hashable
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, TypeGuard
 
-from parity.exact import json_equal
+from parity.core.exact import json_equal
 from parity.view.tokens import hashable
 
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from parity.exact import exact_key
+from parity.core.exact import exact_key
 
 TIME = "<time>"
 DATE = "<date>"

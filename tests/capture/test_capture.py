@@ -14,7 +14,8 @@ import pytest
 import yaml
 
 from parity.capture.session import CaptureRefused, Outcome, capture
-from parity.config import load_config
+from parity.config.project import load_config
+from parity.core.transcript import ModelRequest, Transcript
 from parity.driver import run as driver_run
 from parity.engine.runner import Runner, normalized
 from parity.fakellm.dialects import dialect_of
@@ -23,7 +24,6 @@ from parity.fakellm.thread import FakeLLMThread
 from parity.fakellm.upstream import Upstream
 from parity.scenario.load import load_scenario
 from parity.scenario.model import Tool
-from parity.transcript import ModelRequest, Transcript
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIG = load_config(REPO)

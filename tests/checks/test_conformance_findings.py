@@ -14,7 +14,7 @@ import pytest
 
 from parity.checks.acp_schema import fetch, load_schema
 from parity.checks.conformance import Finding, SchemaIndex, findings
-from parity.transcript import Frame, StepRecord, Transcript
+from parity.core.transcript import Frame, StepRecord, Transcript
 
 S1 = "sess-1"
 NO_CAPS: dict[str, Any] = {}

@@ -14,7 +14,7 @@ import pytest
 
 from parity.checks.diff import compare
 from parity.checks.differences import ABSENT, CHANGED_FIELD, MODEL_REQUEST
-from parity.exact import exact_key, json_equal
+from parity.core.exact import exact_key, json_equal
 from parity.scenario.model import Rule
 from parity.view.calibrate import differing_paths
 from parity.view.dump import dump_view, load_view

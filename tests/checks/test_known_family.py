@@ -15,7 +15,7 @@ from parity.checks.acp_schema import def_names
 from parity.checks.diff import compare
 from parity.checks.differences import DRIFT
 from parity.checks.known_ledger import Use, judge, ledger_lines
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.scenario.known import check_known_text, load_known
 from parity.scenario.model import Rule
 from parity.view.dump import load_view

@@ -10,7 +10,7 @@ import pexpect
 import pytest
 
 from parity.cli.review import PROMPT, PROMPT_BLOCKED, blocking_problems
-from parity.transcript import StepRecord, Transcript
+from parity.core.transcript import StepRecord, Transcript
 from tests.support.project import Project, child_env
 
 BROKEN = """\

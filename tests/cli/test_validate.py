@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from parity.cli.validate import validate_main, validate_paths
-from parity.config import load_config
+from parity.config.project import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "description: fine\nsteps: [{initialize: {}}]\n"
@@ -18,7 +18,7 @@ BAD = "description: broken\nsteps:\n  - promt: {}\n  - wait: {ms: soon}\n"
 
 def run(*paths: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     code = (
-        "import sys; from parity.config import load_config; "
+        "import sys; from parity.config.project import load_config; "
         "from parity.cli.validate import validate_main as v; "
         "sys.exit(v(sys.argv[1:], load_config()))"
     )

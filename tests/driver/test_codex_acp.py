@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
+from parity.core.transcript import Transcript
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
 from parity.fakellm.server import FakeLLM
 from parity.scenario.model import DEFAULT_CATALOG
 from parity.targets.launch import Launch
-from parity.transcript import Transcript
 from tests.support.driver import assert_all_gone, chunks, messages, scenario, st
 
 PACKAGE = "@zed-industries/codex-acp@0.16.0"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from parity.core.transcript import Transcript
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import DEFAULT_CATALOG, Tool
-from parity.transcript import Transcript
 from parity.view.normalize import view
 from tests.support.driver import BASIC, chunks, run, st
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from parity.core.transcript import ModelRequest, Transcript
 from parity.driver.recording import ANY_SESSION, Recording
 from parity.driver.triggers import Origin, after_text, fired, hold_answer, progress, seen
-from parity.transcript import ModelRequest, Transcript
 
 
 def _recording() -> Recording:

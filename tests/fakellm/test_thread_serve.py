@@ -15,10 +15,10 @@ from typing import Any
 import httpx
 import pytest
 
+from parity.core.transcript import ModelRequest
 from parity.fakellm.serve import serve_scenario
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import DEFAULT_CATALOG, LlmEntry, Scenario, Where
-from parity.transcript import ModelRequest
 from tests.support.fakellm import tool
 
 

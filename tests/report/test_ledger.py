@@ -9,6 +9,7 @@ import json
 from parity.checks.known_ledger import Use
 from parity.report.ledger import ItemRecord, SessionLedger, merge, partial_reason
 from parity.report.outcome import Outcome
+from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow, TargetExpect
 
 A = Outcome("baseline/a", "target", "plus", "pass")
 A_PARITY = Outcome("baseline/a", "parity", "plus", "differs", "native", "native: recorded")
@@ -25,10 +26,10 @@ def full() -> SessionLedger:
     ledger.add(
         record(
             A,
-            masked=[("baseline/a", "plus", "x.y", 2, "noise")],
-            findings=[("baseline/a", "plus", "warn", ("f1", "f2"))],
-            expected=[("baseline/a", "plus", "timeout", "slow", 1)],
-            target_expect=("plus", (0, 2)),
+            masked=[MaskedRow("baseline/a", "plus", "x.y", 2, "noise")],
+            findings=[FindingsRow("baseline/a", "plus", "warn", ("f1", "f2"))],
+            expected=[ExpectedRow("baseline/a", "plus", "timeout", "slow", 1)],
+            target_expect=TargetExpect("plus", (0, 2)),
         )
     )
     ledger.add(record(A_PARITY, known=Use(("k1", "k2"), ("k1",), ("k3",))))
@@ -40,9 +41,9 @@ def full() -> SessionLedger:
 
 def test_an_item_record_travels_as_one_json_property() -> None:
     props: list[tuple[str, object]] = [("other", 1)]
-    rec = record(A, known=Use(("k",), (), ()), target_expect=("plus", (1,)))
+    rec = record(A, known=Use(("k",), (), ()), target_expect=TargetExpect("plus", (1,)))
     rec.attach(props)
-    rec.masked.append(("baseline/a", "plus", "p", 0, ""))
+    rec.masked.append(MaskedRow("baseline/a", "plus", "p", 0, ""))
     rec.attach(props)  # replaces, never duplicates
     assert [k for k, _ in props] == ["other", "parity_record"]
     assert ItemRecord.of(props) == rec
@@ -53,6 +54,19 @@ def test_a_ledger_survives_json() -> None:
     ledger = full()
     again = SessionLedger.from_dict(json.loads(json.dumps(ledger.to_dict())))
     assert again == ledger
+
+
+def test_the_rows_keep_the_json_shape_a_shard_writes() -> None:
+    """Typed rows, the same JSON: lists, as a ledger written before the types has them
+    (`parity merge` reads shards of either)."""
+    data = json.loads(json.dumps(full().to_dict()))
+    assert data["masked"] == [["baseline/a", "plus", "x.y", 2, "noise"]]
+    assert data["findings"] == [["baseline/a", "plus", "warn", ["f1", "f2"]]]
+    assert data["expected"] == [["baseline/a", "plus", "timeout", "slow", 1]]
+    assert data["target_expect_uses"] == [["plus", [0, 2]]]
+    again = SessionLedger.from_dict(data)
+    assert again.masked == [MaskedRow("baseline/a", "plus", "x.y", 2, "noise")]
+    assert again.target_expect_uses == [TargetExpect("plus", (0, 2))]
 
 
 def test_adding_the_same_report_twice_counts_once() -> None:

@@ -19,7 +19,7 @@ from parity.checks.diff import compare
 from parity.checks.differences import CATEGORIES
 from parity.cli.main import build_parser
 from parity.cli.run import pytest_args
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.report.collected import Collected, rule_record
 from parity.report.groups import difference_groups, group_lines
 from parity.report.html import page_paths, render_report

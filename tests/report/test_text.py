@@ -6,12 +6,13 @@ from pathlib import Path
 
 import yaml
 
+from parity.core.transcript import Frame, ProcessRecord, StepRecord, Transcript
 from parity.engine.store import snapshot_path
 from parity.report.ledger import ItemRecord
 from parity.report.matrix import summary_table
 from parity.report.outcome import Outcome
+from parity.report.rows import FindingsRow
 from parity.report.text import (
-    FindingsRow,
     counts_line,
     failure_text,
     findings_block,
@@ -19,7 +20,6 @@ from parity.report.text import (
     parity_notes,
     side_by_side,
 )
-from parity.transcript import Frame, ProcessRecord, StepRecord, Transcript
 from parity.view.calibrate import differing_paths, mask_proposal
 from parity.view.dump import dump_view, load_view
 
@@ -139,9 +139,9 @@ def test_snapshot_yaml_is_readable_and_round_trips() -> None:
 def test_findings_lines_count_by_kind_per_run_and_clip_long_lists() -> None:
     many = [f"[late_update] step 3, frame {i}: agent_message_chunk late" for i in range(7)]
     rows: list[FindingsRow] = [
-        ("demo/b", "peer", "warn", [*many, "[schema] step 2, frame 9: bad"]),
-        ("demo/a", "plus", "fail", ["[unknown_tool_call] step 3, frame 5: ghost"]),
-        ("demo/a", "clean", "warn", []),
+        FindingsRow("demo/b", "peer", "warn", (*many, "[schema] step 2, frame 9: bad")),
+        FindingsRow("demo/a", "plus", "fail", ("[unknown_tool_call] step 3, frame 5: ghost",)),
+        FindingsRow("demo/a", "clean", "warn", ()),
     ]
     lines = findings_lines(rows, shown=5)
     assert lines[0] == "conformance findings: 9 in 2 run(s)"
@@ -149,7 +149,7 @@ def test_findings_lines_count_by_kind_per_run_and_clip_long_lists() -> None:
     assert lines[3] == "  demo/b peer (warn: warning only): 7 late_update, 1 schema"
     assert lines[-1] == "    ... 3 more (`parity show demo/b peer`)"
     assert not any("clean" in line for line in lines)
-    assert findings_lines([("demo/a", "clean", "warn", [])]) == []
+    assert findings_lines([FindingsRow("demo/a", "clean", "warn", ())]) == []
 
 
 def test_findings_block_lists_every_finding_or_says_none() -> None:

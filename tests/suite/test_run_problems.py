@@ -23,11 +23,11 @@ import pytest
 from parity.checks.expected import judge
 from parity.checks.problem_kinds import KINDS
 from parity.checks.problems import Problem, run_problems
+from parity.core.transcript import ModelRequest, StepRecord, Transcript
 from parity.driver.steps import prompt_outcome, trigger_text
 from parity.scenario.load import build_scenario
 from parity.scenario.model import ExpectedProblem, Scenario
 from parity.scenario.schema_findings import schema
-from parity.transcript import ModelRequest, StepRecord, Transcript
 from tests.support.project import Project, mini_target
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

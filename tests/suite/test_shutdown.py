@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.driver.process import group_members
 from parity.engine.runner import Runner
 from parity.scenario.load import load_scenario

@@ -8,12 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from parity.core.transcript import Frame, Transcript
 from parity.driver.process import Ladder, group_members
 from parity.driver.run import run_scenario
 from parity.driver.state import LlmRun, RunPaths
 from parity.scenario.model import Scenario, Step, Tool, Where
 from parity.targets.launch import Launch
-from parity.transcript import Frame, Transcript
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
 FAST = Ladder(eof=1.0, term=1.0, kill=2.0)

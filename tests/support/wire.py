@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from parity.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
+from parity.core.transcript import Frame, ModelRequest, ProcessRecord, StepRecord, Transcript
 
 
 class Wire:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.targets import dsh
 from parity.targets.dsh import DshNotFound, Install, JsExpr
 from parity.targets.launch import availability, plan

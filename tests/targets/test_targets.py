@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.targets.launch import availability, describe, plan, run_setup
 from parity.targets.spec import TargetConfigError, TargetSpec, parse_target
 

@@ -9,7 +9,7 @@ import pytest
 
 from parity.checks.expected import judge, unclaimed, unclaimed_lines
 from parity.checks.problems import Problem
-from parity.config import load_config
+from parity.config.project import load_config
 from parity.driver.state import DEFAULT_TIMEOUTS
 from parity.scenario.model import ExpectedProblem
 from parity.targets.spec import TargetConfigError, parse_target

@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from parity.exact import json_equal
+from parity.core.exact import json_equal
 from parity.view import dump
 
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from parity.checks.diff import compare
+from parity.core.transcript import Transcript
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
 from parity.scenario.model import Rule, Scenario, Step, Where
 from parity.targets.launch import Launch
-from parity.transcript import Transcript
 from parity.view.normalize import view
 
 AGENTS = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

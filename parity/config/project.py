@@ -6,14 +6,15 @@ Keys: `scenarios` (the scenarios directory, default `scenarios`), `snapshots` (d
 `[targets.<name>]` tables (`parity.targets.spec`). Every command and
 the pytest plugin read the project through `load_config`, so each one honours the same
 directories, and each reads it once: `parity run` hands the `Config` it read to the
-plugin (`parity.suite.options.GivenConfig`), `parity validate` to its per-file lookup.
+plugin (`parity.suite.options.GivenConfig`), the plugin hands it to its xdist workers
+(`Config.to_dict` in their `workerinput`), `parity validate` to its per-file lookup.
 """
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,17 @@ class Config:
     """The file the project settings came from, or `built-in`."""
     known_differences: Path = Path("known-differences.yaml")
     """The project's known differences (`parity.scenario.known`); absent: none."""
+    project: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """The project's `[parity]` settings as read (`project_table`): what `to_dict` hands
+    on, so another process makes the same configuration without reading the file."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (an xdist worker's `workerinput`); `from_dict` makes it again."""
+        return {"root": str(self.root), "project": dict(self.project), "source": self.source}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
+        return config_of(Path(data["root"]), data["project"], str(data["source"]))
 
     @property
     def families(self) -> dict[str, str]:
@@ -119,6 +131,12 @@ def load_config(root: Path | None = None) -> Config:
     """Built-in targets merged with the project's declarations (project keys win)."""
     root = find_root(Path.cwd()) if root is None else root.resolve()
     project, source = project_table(root)
+    return config_of(root, project, source)
+
+
+def config_of(root: Path, project: Mapping[str, Any], source: str) -> Config:
+    """The configuration a project's `[parity]` settings (`project_table`) make: pure,
+    so a configuration read once can be made again elsewhere from plain data."""
     return Config(
         root=root,
         targets=declared_targets(project.get("targets", {}), source),
@@ -126,4 +144,5 @@ def load_config(root: Path | None = None) -> Config:
         snapshots_dir=root / str(project.get("snapshots", "snapshots")),
         source=source,
         known_differences=root / str(project.get("known_differences", "known-differences.yaml")),
+        project=project,
     )

@@ -1,0 +1,1 @@
+"""The project's configuration: `parity.toml` (or `[tool.parity]`) -> `Config`."""
