@@ -56,17 +56,14 @@ def cmd_peers(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     """Walk every changed or new snapshot of the selected runs (see `parity.cli.review`)."""
     from parity.cli.review import review
+    from parity.targets.spec import TargetConfigError, target_selection
 
     config = project_config(args)
     paths = [scenario_path(config, s) for s in args.scenarios]
-    names = [t.strip() for t in (args.targets or "").split(",") if t.strip()]
-    added = sorted({n[1:] for n in names if n.startswith("+")})
-    plain = {n for n in names if not n.startswith("+")}
-    unknown = sorted((set(added) | plain) - config.targets.keys())
-    if unknown:
-        raise SystemExit(f"parity review: --targets: unknown target(s) {', '.join(unknown)}")
-    # `+NAME` alone reviews every scenario's own targets and the added one, as `run` does.
-    select = plain | set(added) if plain else None
+    try:
+        select, added = target_selection(args.targets, config.targets, config.source)
+    except TargetConfigError as exc:
+        raise SystemExit(f"parity review: {exc}") from None
     pending = None
     if args.source:
         from parity.cli.pending import pending_items
@@ -78,7 +75,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         config,
         paths,
         select=select,
-        added=added,
+        added=sorted(added),
         pending=pending,
         accept_all=args.accept_all,
         reject_all=args.reject_all,

@@ -49,7 +49,7 @@ from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
 from parity.suite.options import add_options, given_config
 from parity.suite.state import STATE, SessionState
 from parity.suite.summary import write_summary
-from parity.targets.spec import TargetConfigError
+from parity.targets.spec import TargetConfigError, target_selection
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -328,20 +328,8 @@ def _split(value: str | None) -> set[str] | None:
 
 
 def _target_selection(value: str | None, cfg: Config) -> tuple[set[str] | None, set[str]]:
-    """`--targets` -> (targets whose items run, or None for all; targets added with `+`).
-
-    `+name` alone keeps every scenario's own targets (the reference runs or its
-    recording stands in) and adds `name`; plain names select as before."""
-    names = _split(value)
-    if names is None:
-        return None, set()
-    added = {n[1:] for n in names if n.startswith("+")}
-    plain = {n for n in names if not n.startswith("+")}
-    unknown = sorted((added | plain) - cfg.targets.keys())
-    if unknown:
-        known = ", ".join(sorted(cfg.targets))
-        raise pytest.UsageError(
-            f"--targets: unknown target(s) {', '.join(unknown)} (known: {known}; "
-            f"declare a target in {cfg.source})"
-        )
-    return (plain | added if plain else None), added
+    """`--targets`, read as every command reads it (`parity.targets.spec`)."""
+    try:
+        return target_selection(value, cfg.targets, cfg.source)
+    except TargetConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None

@@ -278,6 +278,28 @@ def declared_targets(project_targets: Any, source: str) -> dict[str, TargetSpec]
     return {name: parse_target(name, tables[name], origin[name]) for name in tables}
 
 
+def target_selection(
+    value: str | None, specs: Mapping[str, TargetSpec], source: str
+) -> tuple[set[str] | None, set[str]]:
+    """`--targets a,b,+c` -> (targets whose items run, or None for all; targets added
+    with `+`), or `TargetConfigError` naming the unknown ones.
+
+    `+name` alone keeps every scenario's own targets (the reference runs or its
+    recording stands in) and adds `name`; plain names select. `parity run`, the pytest
+    plugin and `parity review` read the option alike."""
+    names = {v.strip() for v in (value or "").split(",") if v.strip()}
+    added = {n[1:] for n in names if n.startswith("+")}
+    plain = {n for n in names if not n.startswith("+")}
+    unknown = sorted((added | plain) - specs.keys())
+    if unknown:
+        known = ", ".join(sorted(specs))
+        raise TargetConfigError(
+            f"--targets: unknown target(s) {', '.join(unknown)} (known: {known}; "
+            f"declare a target in {source})"
+        )
+    return (plain | added if plain else None), added
+
+
 def joins(
     name: str,
     scenario_targets: Sequence[str],

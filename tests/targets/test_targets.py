@@ -261,3 +261,18 @@ def test_native_declares_the_method_it_ignores_and_explore_never_sends_it(
     explorer = Explorer(config, options, runner=None, known=[])  # type: ignore[arg-type]
     assert list(explorer.ignored) == ["$/cancel_request"]
     assert explorer.ignored["$/cancel_request"].startswith("native: 0.1.0-rc.8")
+
+
+def test_targets_option_selects_adds_and_names_the_unknown(tmp_path: Path) -> None:
+    from parity.targets.spec import target_selection
+
+    specs = load_config(tmp_path).targets
+    assert target_selection(None, specs, "parity.toml") == (None, set())
+    assert target_selection(" plus, native ,", specs, "parity.toml") == ({"plus", "native"}, set())
+    # `+NAME` alone keeps every scenario's own targets; with plain names it joins them.
+    assert target_selection("+plus-full", specs, "parity.toml") == (None, {"plus-full"})
+    assert target_selection("plus,+plus-full", specs, "x") == ({"plus", "plus-full"}, {"plus-full"})
+    with pytest.raises(TargetConfigError) as info:
+        target_selection("plus,+nobody,gohst", specs, "parity.toml")
+    assert str(info.value).startswith("--targets: unknown target(s) gohst, nobody (known: ")
+    assert str(info.value).endswith("declare a target in parity.toml)")
