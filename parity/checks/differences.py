@@ -112,7 +112,9 @@ def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list
     dialects; otherwise each side's model calls in the fake's canonical form (what the
     model was shown: messages, tools, system, model, effort), so agents on different
     provider dialects compare what their model saw instead of differing on every path.
-    Non-call requests (catalog, tool calls, model lists) drop out of that comparison."""
+    Non-call requests (catalog, tool calls, model lists) drop out, and so does a scripted
+    failure's HTTP status, the dialect's rendering (parity-stream streams `finish{error}`
+    with 200); a refusal's status (with its `problem`) stays."""
     from parity.fakellm.dialects import PARITY_STREAM, canonical_request, dialect_of
 
     def dialects(model: list[Any]) -> set[str]:
@@ -132,14 +134,11 @@ def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list
 
     def calls(model: list[Any]) -> list[Any]:
         out = []
-        for entry in model:
-            if not isinstance(entry, dict):
-                continue
+        for entry in (e for e in model if isinstance(e, dict)):
             canonical = canonical_request(str(entry.get("path", "")), entry.get("body"))
-            if canonical is None:
-                continue
-            rest = {k: v for k, v in entry.items() if k not in ("path", "body", "method")}
-            out.append({"canonical": canonical, **rest})
+            drop = {"path", "body", "method"} | (set() if "problem" in entry else {"status"})
+            if canonical is not None:
+                out.append({"canonical": canonical} | {k: entry[k] for k in entry if k not in drop})
         return out
 
     return calls(ref), calls(other)
