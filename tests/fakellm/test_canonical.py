@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from parity.checks.comparable import comparable_models
 from parity.checks.diff import compare
-from parity.checks.differences import comparable_models
 from parity.fakellm.dialects import canonical_request, dialect_of
 
 ECHO = {"type": "object", "properties": {}}
