@@ -19,14 +19,9 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from parity.checks.acp_schema import SchemaError, load_schema
+from parity.checks.comparable import comparable_views
 from parity.checks.diff_text import side_by_side
-from parity.checks.differences import (
-    ABSENT,
-    DRIFT,
-    Difference,
-    comparable_views,
-    find_differences,
-)
+from parity.checks.differences import ABSENT, DRIFT, Difference, find_differences
 from parity.scenario.model import Rule
 from parity.scenario.pins import (
     EACH,

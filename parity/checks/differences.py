@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any
 
+from parity.checks.comparable import comparable_views
 from parity.core.exact import json_equal
 from parity.scenario.selectors import Path, format_path
 from parity.view.semantic import merge_chunks
@@ -92,57 +93,6 @@ def find_differences(ref: dict[str, Any], other: dict[str, Any], profile: str) -
     canonical form when the two sides speak different dialects)."""
     ref, other = comparable_views(ref, other)
     return _Comparer(profile).views(ref, other)
-
-
-def comparable_views(
-    ref: dict[str, Any], other: dict[str, Any]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The two views as compared: as they are, except `model`, which is what
-    `comparable_models` makes of the two sides. Every path a difference prints is a
-    path in these views, so `diverge` rules are applied to them (`parity.checks.diff`)."""
-    mine, theirs = ref.get("model", []), other.get("model", [])
-    ref_model, other_model = comparable_models(mine, theirs)
-    if ref_model is mine and other_model is theirs:
-        return ref, other
-    return {**ref, "model": ref_model}, {**other, "model": other_model}
-
-
-def comparable_models(ref: list[Any], other: list[Any]) -> tuple[list[Any], list[Any]]:
-    """The two model views as compared: as recorded when both sides speak the same
-    dialects; otherwise each side's model calls in the fake's canonical form (what the
-    model was shown: messages, tools, system, model, effort), so agents on different
-    provider dialects compare what their model saw instead of differing on every path.
-    Non-call requests (catalog, tool calls, model lists) drop out of that comparison."""
-    from parity.fakellm.dialects import PARITY_STREAM, canonical_request, dialect_of
-
-    def dialects(model: list[Any]) -> set[str]:
-        # A parity-stream agent fetches `/catalog` before any call: that speaks its
-        # dialect too, so a run without a model call still shows which route it took.
-        catalog = {"/catalog": PARITY_STREAM.name}
-        return {
-            d
-            for entry in model
-            if isinstance(entry, dict)
-            and (d := dialect_of(p := str(entry.get("path", ""))) or catalog.get(p))
-        }
-
-    mine, theirs = dialects(ref), dialects(other)
-    if mine == theirs:
-        return ref, other
-
-    def calls(model: list[Any]) -> list[Any]:
-        out = []
-        for entry in model:
-            if not isinstance(entry, dict):
-                continue
-            canonical = canonical_request(str(entry.get("path", "")), entry.get("body"))
-            if canonical is None:
-                continue
-            rest = {k: v for k, v in entry.items() if k not in ("path", "body", "method")}
-            out.append({"canonical": canonical, **rest})
-        return out
-
-    return calls(ref), calls(other)
 
 
 class _Comparer:

@@ -50,6 +50,8 @@ class Draft:
     llm: list[dict[str, Any]] = field(default_factory=list)
     permissions: list[Any] = field(default_factory=list)
     """The permission answers, in the order the turns ask."""
+    objects_only: bool = False
+    """Tool-call arguments that read as an object only (`model_side.arguments_text`)."""
     prompts: int = 0
     calls: int = 0
     hanging_calls: int = 0
@@ -84,7 +86,7 @@ def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
     if kind == "plain":
         # Mostly one call round: most of what differs between agents is in tool calls.
         for _ in range(draw(st.sampled_from((1, 0, 2)))):
-            entry = draw(model_side.calling_entry(draft.calls + 1))
+            entry = draw(model_side.calling_entry(draft.calls + 1, draft.objects_only))
             draft.calls += len(entry["tool_calls"])
             draft.llm.append(entry)
         draft.llm.append(draw(model_side.closing_entry()))
@@ -132,11 +134,12 @@ def scenarios(
     approvals: bool = True,
     ignored: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    """One scenario for `targets` (reference first), in the file's shape; without
-    `approvals`, no tool asks first and no turn waits on a permission request; no
-    `ignored` method is sent (a cancel takes another route)."""
+    """One scenario for `targets` (reference first), in the file's shape. `approvals`
+    false (the targets get the fixture tools by different transports): no tool asks
+    first, no turn waits on a permission request, and every tool call's arguments read
+    as an object. No `ignored` method is sent (a cancel takes another route)."""
     sessions = ("s1", "s2") if draw(st.integers(0, 3)) == 0 else ("s1",)
-    draft = Draft(sessions, ignored)
+    draft = Draft(sessions, ignored, objects_only=not approvals)
     draft.steps = [{"initialize": {}}] + [{"new_session": {"as": s}} for s in sessions]
     actions = ACTIONS if approvals else tuple(a for a in ACTIONS if a not in ASKING_TURNS)
     if not cancel_routes(ignored):

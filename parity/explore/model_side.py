@@ -122,9 +122,16 @@ def arguments_object() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def arguments_text() -> st.SearchStrategy[str]:
+NOT_OBJECTS = ("[]", '"just a string"', "null")
+"""Arguments that are JSON but not an object."""
+
+
+def arguments_text(objects_only: bool = False) -> st.SearchStrategy[str]:
     """Arguments sent verbatim: JSON written oddly (spaces, escapes, duplicate keys, big
-    or negative-zero numbers), or not JSON at all."""
+    or negative-zero numbers), or not JSON at all. With `objects_only`, only text that
+    reads as an object (`""` reads as `{}`): MCP's `tools/call` carries an object, so a
+    pair whose targets get the fixture tools by different transports would differ on
+    anything else by transport, not by agent (docs/explore.md)."""
     odd_json = st.one_of(
         arguments_object().map(lambda v: json.dumps(v, indent=2)),
         arguments_object().map(lambda v: json.dumps(v, ensure_ascii=True)),
@@ -136,12 +143,12 @@ def arguments_text() -> st.SearchStrategy[str]:
                 '{"n": 1e400}',
                 '{"n": 12345678901234567890123}',
                 '{"text":"\\u00e9\\ud83d\\ude42"}',
-                "[]",
-                '"just a string"',
-                "null",
+                *(() if objects_only else NOT_OBJECTS),
             ]
         ),
     )
+    if objects_only:
+        return st.one_of(odd_json, st.just(""))
     # Not JSON, though some parsers take it: Python's reads NaN and Infinity.
     not_json = st.sampled_from(
         ["", "{", "{text: a}", "not json", '{"text": "a"', '{"n": NaN}', '{"n": -Infinity}', "NaN"]
@@ -149,9 +156,10 @@ def arguments_text() -> st.SearchStrategy[str]:
     return st.one_of(odd_json, not_json)
 
 
-def tool_call(call_id: str) -> st.SearchStrategy[dict[str, Any]]:
-    """One scripted call (`tool_calls[]`) with a fixed id (ids link a call's updates)."""
-    args: st.SearchStrategy[Any] = st.one_of(arguments_object(), arguments_text())
+def tool_call(call_id: str, objects_only: bool = False) -> st.SearchStrategy[dict[str, Any]]:
+    """One scripted call (`tool_calls[]`) with a fixed id (ids link a call's updates);
+    `objects_only`: arguments that read as an object (`arguments_text`)."""
+    args: st.SearchStrategy[Any] = st.one_of(arguments_object(), arguments_text(objects_only))
     return st.builds(
         lambda name, arguments: {"id": call_id, "name": name, "arguments": arguments},
         tool_name(),
@@ -194,10 +202,10 @@ def closing_entry(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def calling_entry(draw: st.DrawFn, first_id: int) -> dict[str, Any]:
+def calling_entry(draw: st.DrawFn, first_id: int, objects_only: bool = False) -> dict[str, Any]:
     """An answer with one to three tool calls (ids `call-N` from `first_id`)."""
     count = draw(st.integers(1, 3))
-    calls = [draw(tool_call(f"call-{first_id + i}")) for i in range(count)]
+    calls = [draw(tool_call(f"call-{first_id + i}", objects_only)) for i in range(count)]
     entry: dict[str, Any] = {"tool_calls": calls}
     if draw(st.booleans()):
         entry["text"] = draw(sentence())

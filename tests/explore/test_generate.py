@@ -4,6 +4,7 @@ kind or permission answer in the schema is explored without a change here."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +122,16 @@ def test_raw_params_are_valid_or_invalid_as_labelled(data: st.DataObject) -> Non
 def test_without_approvals_no_tool_asks_and_no_turn_waits_for_a_permission(
     scenario: dict[str, Any],
 ) -> None:
-    # plus-openai gets the fixture tools over MCP, where `approval: ask` does not travel.
+    # plus-openai gets the fixture tools over MCP, where `approval: ask` does not travel,
+    # and whose `tools/call` carries an object: every call's arguments read as one.
     assert all("approval" not in tool for tool in scenario["tools"])
     assert "client" not in scenario
+    for entry in scenario.get("llm", []):
+        for call in entry.get("tool_calls", []):
+            arguments = call["arguments"]
+            if isinstance(arguments, str):
+                arguments = json.loads(arguments) if arguments else {}
+            assert isinstance(arguments, dict), call
     findings, _, _ = check_text(
         to_yaml(scenario), "generated.yaml", known_targets=("plus", "plus-openai")
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from parity.checks.comparable import comparable_models
 from parity.checks.diff import compare
-from parity.checks.differences import comparable_models
 from parity.fakellm.dialects import canonical_request, dialect_of
 
 ECHO = {"type": "object", "properties": {}}
@@ -179,3 +179,17 @@ def test_a_run_without_model_calls_still_shows_its_route() -> None:
     chat_view = [{"path": "/v1/chat/completions", "body": CHAT}]
     ref, other = comparable_models(catalog, chat_view)
     assert ref == [] and len(other) == 1
+
+
+def test_a_scripted_failures_status_is_the_dialects_rendering() -> None:
+    # `error: {status: 400}` is a 200 stream of finish{error} on parity-stream and an
+    # HTTP 400 on openai-chat: one scripted failure, which compares equal (parity explore
+    # found plus vs plus-openai differing there).
+    stream_view = [{"path": "/stream", "body": STREAM}]
+    chat_view = [{"path": "/v1/chat/completions", "body": CHAT, "status": 400}]
+    a, b = comparable_models(stream_view, chat_view)
+    assert a == b and "status" not in b[0]
+    # A refusal of the fake (script exhausted, a bad key) keeps its status: a problem.
+    refused = [{**chat_view[0], "status": 409, "problem": "script exhausted"}]
+    a, b = comparable_models(stream_view, refused)
+    assert b[0]["status"] == 409 and b[0]["problem"] == "script exhausted" and a != b

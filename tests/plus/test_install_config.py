@@ -329,15 +329,14 @@ async def test_script_exhausted_is_the_servers_error_text_never_retried(fake: Fa
 
     run = _open(fake, "chat", [])
     failure = _failure(await _collect(_chat(f"{run.base_url}/v1", max_retries=0)))
-    assert failure == {
-        "message": "provider mock (openai-chat): HTTP 409: script exhausted",
-        "code": "BAD_REQUEST",
-    }
+    # The fake's error body carries its text as the OpenAI API does (`error.message`):
+    # the same message as through parity-stream (docs/contract.md 7.1).
+    assert failure == {"message": "script exhausted", "code": "BAD_REQUEST"}
     assert _model_calls(run) == 1
 
 
 async def test_openai_chat_retries_is_the_sdks_retry_count(fake: FakeLLM) -> None:
-    # The default (2) is what scenarios/providers/script-exhausted declares: three calls.
+    # The default (2): three calls. The harness's plus-openai sets `retries = 0`.
     run = _open(fake, "chat", [])
     provider = _chat(f"{run.base_url}/v1")
     assert provider.config.max_retries == 2

@@ -115,11 +115,11 @@ def provider_failure(
 ) -> dict[str, Any]:
     """A `finish{error}` for a failed HTTP exchange, naming route, api and status.
 
-    `provider mock (openai-chat): HTTP 409: script exhausted`. The turn-failed text
-    (§3.4, `turn failed: <message>`) then says who failed and how. A failure the
-    provider reports *inside* a well-formed stream (parity-stream `finish{error}`, a
-    chat-completions error event) is the model's own failure and is passed on verbatim,
-    as native does.
+    `provider mock (parity-stream): transport failed: ...`, `provider mock (openai-chat):
+    HTTP 502: <body>`. The turn-failed text (§3.4, `turn failed: <message>`) then says who
+    failed and how. A failure the provider words itself (parity-stream `finish{error}`, a
+    chat-completions error event, an OpenAI error body's `error.message`) is passed on
+    verbatim instead, as native does.
     """
     head = f"provider {route} ({api}): "
     if status is not None:

@@ -3,10 +3,13 @@
 `chat_messages.py` converts the canonical parity-stream request to chat messages and
 `chat_chunks.py` (`ChatChunkMapper`) turns the streamed chat chunks into StreamChunks;
 this module holds the route's config and the I/O between them. Failures are
-reported as `finish{error}`: an HTTP status error names the route, the status and the
-provider's message (`provider mock (openai-chat): HTTP 409: script exhausted`), an error
-event inside the stream passes on the provider's message verbatim; a missing API key
-fails the prompt (naming the variable), never startup.
+reported as `finish{error}` with the provider's own message, as the parity-stream route
+and native pass `failure.message` on (§3.4, `turn failed: <message>`): an HTTP status
+answer's message is the one its error body carries the way the OpenAI API writes it
+(`{"error": {"message": ...}}`), logged with the route and status; an answer without one
+is described (`provider mock (openai-chat): HTTP 502: <body>`), and so are transport
+failures and timeouts; an error event inside the stream passes on its message verbatim.
+A missing API key fails the prompt (naming the variable), never startup.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
+import logging
 import os
 import sys
 from collections.abc import AsyncGenerator, Mapping
@@ -86,18 +90,58 @@ class OpenAIChatConfig:
 # -- the provider (I/O) --------------------------------------------------------------------
 
 
+log = logging.getLogger(__name__)
+
+
+def _body_message(body: object) -> str | None:
+    """The message an error body carries as the OpenAI API writes it, or None.
+
+    The API answers a failure with `{"error": {"message", "type", "param", "code"}}`; the
+    SDK hands over the inner object as `exc.body` (the whole body when there is no
+    `error` key, the raw text when it is not JSON). A string `message` there is the
+    provider's own sentence, passed on as it is (an empty one too, as the parity-stream
+    route passes `failure.message`).
+    """
+    if isinstance(body, dict):
+        message = body.get("message")
+        if isinstance(message, str):
+            return message
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+    return None
+
+
 def _error_message(exc: Exception) -> str:
-    """The provider's own error text when its body carries one.
+    """The provider's own error text when its body carries one, else the SDK's text.
 
     The SDK's `str()` of a status error is `Error code: 409 - {...}`, the whole JSON body;
     the user (and the turn-failed message, §3.4) wants the provider's sentence.
     """
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str) and inner["message"]:
-            return str(inner["message"])
+    message = _body_message(getattr(exc, "body", None))
+    if message:
+        return message
     return str(exc) or type(exc).__name__
+
+
+def _status_failure(route: str, exc: Any) -> dict[str, Any]:
+    """`finish{error}` for an HTTP status answer (`openai.APIStatusError`).
+
+    With a provider message in the body, that message alone, as the parity-stream route
+    gives the failure's message (a scripted `error: {status: 400}` is one failure in both
+    dialects); the route and status go to the log. Without one (an HTML page from a proxy,
+    an empty body), the answer is described: `provider mock (openai-chat): HTTP 502: ...`.
+    """
+    status = int(exc.status_code)
+    code = _error_code(exc)
+    message = _body_message(exc.body)
+    if message is None:
+        raw = exc.body if isinstance(exc.body, str) else exc.response.text
+        text = raw.strip()[:500] if isinstance(raw, str) else ""
+        text = text or exc.response.reason_phrase or "no message"
+        return provider_failure(route, API, text, code, status)
+    log.warning("provider %s (%s): HTTP %d: %s", route, API, status, message)
+    return error_finish(message, code)
 
 
 def _error_code(exc: Exception) -> str:
@@ -210,8 +254,7 @@ class OpenAIChatProvider:
             yield provider_failure(route, API, str(exc), "TIMEOUT")
             return
         except openai.APIStatusError as exc:
-            status = exc.status_code
-            yield provider_failure(route, API, _error_message(exc), _error_code(exc), status)
+            yield _status_failure(route, exc)
             return
         except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
             # APITimeoutError is an APIConnectionError.

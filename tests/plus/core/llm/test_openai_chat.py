@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,7 +14,7 @@ import pytest
 from aiohttp import web
 
 from acp_plus.core.llm.base import ModelRequest
-from acp_plus.core.llm.openai_chat import OpenAIChatConfig, OpenAIChatProvider
+from acp_plus.core.llm.openai_chat import OpenAIChatConfig, OpenAIChatProvider, _body_message
 from acp_plus.core.step import StepAccumulator
 
 
@@ -71,7 +72,9 @@ TEXT_STREAM = [
 
 @dataclass
 class ChatServer:
-    streams: list[list[dict[str, Any]] | int] = field(default_factory=list)
+    streams: list[list[dict[str, Any]] | int | tuple[int, str]] = field(default_factory=list)
+    """A stream's chunks; a status (answered with an OpenAI error JSON); or a status and
+    the raw body text it is answered with."""
     bodies: list[dict[str, Any]] = field(default_factory=list)
     auth: list[str] = field(default_factory=list)
     hang: bool = False
@@ -83,6 +86,8 @@ class ChatServer:
         self.bodies.append(await request.json())
         self.auth.append(request.headers.get("Authorization", ""))
         entry = self.streams.pop(0)
+        if isinstance(entry, tuple):
+            return web.Response(status=entry[0], text=entry[1], content_type="text/html")
         if isinstance(entry, int):
             return web.json_response(
                 {"error": {"message": "Authentication Fails", "type": "authentication_error"}},
@@ -231,17 +236,75 @@ async def test_missing_key_fails_the_prompt_naming_the_variable(chat: ChatServer
     assert chat.bodies == []
 
 
-async def test_http_error_becomes_finish_error_with_the_providers_message(chat: ChatServer) -> None:
+async def test_http_error_becomes_finish_error_with_the_providers_message(
+    chat: ChatServer, caplog: pytest.LogCaptureFixture
+) -> None:
     chat.streams.append(401)
-    chunks = await _collect(_provider(chat))
+    with caplog.at_level(logging.WARNING, "acp_plus.core.llm.openai_chat"):
+        chunks = await _collect(_provider(chat))
     assert len(chunks) == 1
     failure = chunks[0]["reason"]["failure"]
     assert chunks[0]["reason"]["kind"] == "error"
     assert failure["code"] == "AUTH"
-    # The route, the status and the provider's own sentence, not the SDK's
-    # "Error code: 401 - {...}" wrapping; the status class also travels in the code.
-    assert failure["message"] == "provider deepseek (openai-chat): HTTP 401: Authentication Fails"
+    # The provider's own sentence as its error body carries it (`error.message`), as the
+    # parity-stream route passes a failure's message on (§3.4), not the SDK's
+    # "Error code: 401 - {...}" wrapping; the status class travels in the code, and the
+    # route and status in the log.
+    assert failure["message"] == "Authentication Fails"
+    assert "provider deepseek (openai-chat): HTTP 401: Authentication Fails" in caplog.text
     assert len(chat.bodies) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [(400, "BAD_REQUEST"), (409, "BAD_REQUEST"), (429, "RATE_LIMIT"), (503, "SERVER")],
+)
+async def test_http_status_with_a_message_is_that_message(
+    chat: ChatServer, status: int, code: str
+) -> None:
+    chat.streams.append(status)
+    chunks = await _collect(_provider(chat))
+    assert chunks == [
+        {
+            "type": "finish",
+            "reason": {
+                "kind": "error",
+                "failure": {"message": "Authentication Fails", "code": code},
+            },
+        }
+    ]
+    # retries = 0 (as the harness's plus-openai sets it): the status is not asked again.
+    assert len(chat.bodies) == 1
+
+
+async def test_http_status_without_a_message_is_described(chat: ChatServer) -> None:
+    chat.streams.append((502, "  <html>Bad Gateway</html>\n"))
+    chunks = await _collect(_provider(chat))
+    failure = chunks[0]["reason"]["failure"]
+    assert failure == {
+        "message": "provider deepseek (openai-chat): HTTP 502: <html>Bad Gateway</html>",
+        "code": "SERVER",
+    }
+    chat.streams.append((500, ""))
+    chunks = await _collect(_provider(chat))
+    message = chunks[0]["reason"]["failure"]["message"]
+    assert message == "provider deepseek (openai-chat): HTTP 500: Internal Server Error"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"message": "too many", "type": "rate_limit", "param": None, "code": "X"}, "too many"),
+        ({"error": {"message": "nested"}}, "nested"),
+        ({"message": ""}, ""),
+        ({"message": 3}, None),
+        ({"error": "a string"}, None),
+        ("raw text", None),
+        (None, None),
+    ],
+)
+def test_body_message(body: object, message: str | None) -> None:
+    assert _body_message(body) == message
 
 
 async def test_cancellation_closes_the_response(chat: ChatServer) -> None:
