@@ -146,12 +146,13 @@ def compare(
         elif holds is None:
             report.known_unjudged.append(rule.id)
     # Causes first; an entry that `follows` one joins only where its cause explained a
-    # difference here, and takes what the causes left.
-    causes = [r for r in rules if not r.follows]
-    selections = _explain(causes, found, ref, other, report)
-    followers = [r for r in rules if r.follows and r.follows in report.known_used]
-    left, report.differences = report.differences, []
-    selections += _explain(followers, left, ref, other, report)
+    # difference here, and takes what the causes left; and so on down a chain.
+    waiting = [r for r in rules if r.follows]
+    selections = _explain([r for r in rules if not r.follows], found, ref, other, report)
+    while joining := [r for r in waiting if r.follows in report.known_used]:
+        waiting = [r for r in waiting if r not in joining]
+        left, report.differences = report.differences, []
+        selections += _explain(joining, left, ref, other, report)
     report.differences += [
         drift
         for rule, in_ref, in_other in selections

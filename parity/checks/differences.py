@@ -266,9 +266,19 @@ class _Comparer:
             for i, j in pairs:
                 self.fields((*base, i), la[i], lb[j], (*base, j), category or CHANGED_FIELD)
             for i in lone_a:
-                self.add(category or MISSING_UPDATE, (*base, i), None, la[i], ABSENT)
+                at, item = _unwrapped((*base, i), la[i])
+                self.add(category or MISSING_UPDATE, at, None, item, ABSENT)
             for j in lone_b:
-                self.add(category or EXTRA_UPDATE, None, (*base, j), ABSENT, lb[j])
+                at, item = _unwrapped((*base, j), lb[j])
+                self.add(category or EXTRA_UPDATE, None, at, ABSENT, item)
+
+
+def _unwrapped(at: Path, item: Any) -> tuple[Path, Any]:
+    """A lone `{update: U}` of `before`/`after` differs as its update, at `...update`:
+    where a step's updates are, so `*.tool_call_update` explains a late one too."""
+    if isinstance(item, dict) and set(item) == {"update"}:
+        return (*at, "update"), item["update"]
+    return at, item
 
 
 def _pair(

@@ -165,8 +165,8 @@ def _cross_checks(
 
 
 def _check_follows(entry: dict[str, Any], data: dict[str, Any], at: Any, sink: Sink) -> None:
-    """`follows` names another entry of the same file (or table) that follows nothing:
-    one cause, its consequences, no chains to untangle."""
+    """`follows` names another entry of the same file (or table), of the same target,
+    that does not follow (down its chain) from this one."""
     cause = entry.get("follows")
     if not isinstance(cause, str) or not cause:
         return
@@ -176,10 +176,21 @@ def _check_follows(entry: dict[str, Any], data: dict[str, Any], at: Any, sink: S
     elif cause not in entries:
         ids = sorted(i for i in entries if isinstance(i, str))
         sink.add(at, f"no entry {cause!r} to follow from", did_you_mean(cause, ids) or FOLLOWS_HINT)
-    elif entries[cause].get("follows"):
-        sink.add(at, f"{cause!r} itself follows from another entry: name the cause", FOLLOWS_HINT)
+    elif _follows_back(entries, cause, entry.get("id")):
+        sink.add(at, f"{cause!r} follows, down its chain, from this entry: a cycle", FOLLOWS_HINT)
     elif entries[cause].get("target") != entry.get("target"):
         sink.add(at, f"{cause!r} is a fact of another target", FOLLOWS_HINT)
+
+
+def _follows_back(entries: dict[Any, dict[str, Any]], cause: str, ident: Any) -> bool:
+    """Whether the chain from `cause` up its own `follows` comes back to `ident`."""
+    seen: set[str] = set()
+    while isinstance(cause, str) and cause in entries and cause not in seen:
+        if cause == ident:
+            return True
+        seen.add(cause)
+        cause = entries[cause].get("follows", "")
+    return False
 
 
 FOLLOWS_HINT = "`follows` names the id of the entry whose fact this one follows from"

@@ -253,15 +253,37 @@ def test_an_entry_that_follows_applies_only_where_its_cause_explained_a_differen
         ("consequence", "an entry cannot follow from itself"),
         ("cuase", "no entry 'cuase' to follow from"),
         ("other", "'other' is a fact of another target"),
-        ("chained", "'chained' itself follows from another entry: name the cause"),
+        ("chained", "'chained' follows, down its chain, from this entry: a cycle"),
     ],
 )
 def test_follows_names_a_cause_of_the_same_target(follows: str, message: str) -> None:
     text = FOLLOWS.replace("follows: cause", f"follows: {follows}") + (
         "  - id: other\n    target: plus\n    path: a\n"
         "    sides: {plus: absent, others: absent}\n    reason: r\n"
-        "  - id: chained\n    target: native\n    follows: cause\n    path: b\n"
+        "  - id: chained\n    target: native\n    follows: consequence\n    path: b\n"
         "    sides: {native: absent, others: absent}\n    reason: r\n"
     )
     findings, _ = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
-    assert [(f.key, f.message) for f in findings] == [("differences[1].follows", message)]
+    assert (findings[0].key, findings[0].message) == ("differences[1].follows", message)
+    # A cycle is named at each of its entries: here `chained` (entry 4) follows back too.
+    also = ["differences[3].follows"] if "cycle" in message else []
+    assert [f.key for f in findings[1:]] == also
+
+
+def test_a_late_update_differs_as_its_update_and_the_update_rules_explain_it() -> None:
+    # Updates after the last step (`after`) are wrapped ({update: U}); a lone one differs
+    # at `after[i].update`, where a step's own updates are, so `*.tool_call_update`
+    # reaches it as it reaches a step's.
+    text = (
+        "differences:\n  - id: no-update\n    target: native\n    path: '*.tool_call_update'\n"
+        "    sides: {native: absent, others: {schema: {type: object}}}\n    reason: r\n"
+    )
+    _, known = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
+    late = {"update": {"sessionUpdate": "tool_call_update", "toolCallId": "call-1"}}
+    native = {"after": [{"response": {"id": 1}}]}
+    plus = {"after": [late, {"response": {"id": 1}}]}
+    bare = run(native, plus, [])
+    assert [(d.path, d.other) for d in bare.differences] == [("after[0].update", late["update"])]
+    assert run(native, plus, known).ok
+    # A lone response stays whole: only the update wrapper is looked through.
+    assert [d.path for d in run({"after": []}, native, []).differences] == ["after[0]"]
