@@ -30,7 +30,8 @@ KINDS: dict[str, str] = {
     "extra-model-call": "a side request (no tools, while the agent's turns offer tools: a "
     "title, a summary) after every consumable `llm` entry was used and no side entry "
     "answered it",
-    "no-entry-matched": "a model request no side entry matched, in a script of side entries",
+    "no-entry-matched": "a model request no entry could answer: no side entry matched, in "
+    "a script of side entries, or every unused entry is for a prompt not in flight",
     "malformed-request": "a model or tool request the fake LLM could not read",
     "unknown-tool": "a /tools/call for a tool the scenario does not declare",
     "left-open": "a model or tool request still open when the run ended",
@@ -103,7 +104,7 @@ def llm_kind(problem: str) -> str:
         return "script-exhausted"
     if problem.startswith("extra model call"):
         return "extra-model-call"
-    if problem == "no entry matched":
+    if problem.startswith("no entry matched"):
         return "no-entry-matched"
     if problem.startswith("malformed request"):
         return "malformed-request"

@@ -317,6 +317,8 @@ def _unused_entries(scenario: Scenario, t: Transcript) -> list[Problem]:
             continue
         number = positions.get(id(entry), index)
         where = f" (line {entry.where.line})" if entry.where.line else ""
+        owner = entry.params.get("prompt")
+        where += f", for prompt {owner}," if isinstance(owner, str) else ""
         out.append(
             Problem("unused-llm", f"scripted llm[{number}]{where} was never used by the run")
         )

@@ -31,15 +31,25 @@ async def prompt_step(run: Run, record: StepRecord, p: dict[str, Any], since: in
     msg = jsonrpc.request(
         run.requests.new_id(), "session/prompt", {"sessionId": sid, "prompt": content}
     )
-    if p.get("as"):
-        run.prompts[str(p["as"])] = msg["id"]
+    name = str(p["as"]) if p.get("as") else None
+    if name is not None:
+        run.prompts[name] = msg["id"]
+    _in_flight(run, name, True)
     try:
         await _exchange(run, record, conn, msg, sid, p.get("cancel"))
     finally:
-        if p.get("as"):
-            run.recording.prompt_ended(str(p["as"]))
+        _in_flight(run, name, False)
+        if name is not None:
+            run.recording.prompt_ended(name)
     # The answers held for this prompt's end go out before the next step.
     await released(run.recording)
+
+
+def _in_flight(run: Run, name: str | None, flying: bool) -> None:
+    """Tell the fake LLM that a named prompt was sent or answered: the script's entries
+    for it (`prompt: NAME`) answer only in between."""
+    if run.llm_run is not None and name is not None:
+        run.llm_run.prompt_in_flight(name, flying)
 
 
 async def _exchange(

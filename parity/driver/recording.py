@@ -68,9 +68,9 @@ class Recording:
         """toolCallId -> the title its latest tool_call(_update) gave it."""
         self.model_turns: list[float] = []
         """When each model request arrived (run seconds)."""
-        self.tool_calls: list[str] = []
-        """The fixture tool named by each `/tools/call` the fake received (parity-stream
-        or forwarded from MCP `tools/call`), in arrival order."""
+        self.tool_calls: list[tuple[float, str]] = []
+        """When each `/tools/call` the fake received (parity-stream or forwarded from MCP
+        `tools/call`) arrived (run seconds), and the fixture tool it named; in order."""
         self.agent_requests: dict[str, list[tuple[int, Any]]] = {}
         """Agent->client request method -> (frame seq, its params' sessionId), in order."""
         self.ended_prompts: set[str] = set()
@@ -192,7 +192,7 @@ class Recording:
             self.tick()
         elif req.method == "POST" and req.path.endswith("/tools/call"):
             body = req.body if isinstance(req.body, dict) else {}
-            self.tool_calls.append(str(body.get("name")))
+            self.tool_calls.append((self.now(), str(body.get("name"))))
             self.tick()
 
     def prompt_ended(self, name: str) -> None:

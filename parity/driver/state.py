@@ -55,6 +55,11 @@ class LlmRun(Protocol):
         """Name the run's directories (`workdir`, `home`, ...) for the script's tokens."""
         ...
 
+    def prompt_in_flight(self, name: str, flying: bool) -> None:
+        """The prompt step named `name` was sent (True) or answered (False): the script's
+        entries for that prompt (`prompt: NAME`) answer only while it is in flight."""
+        ...
+
 
 @dataclass
 class RunPaths:

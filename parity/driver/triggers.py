@@ -10,6 +10,9 @@ A trigger (`after:` in a scenario) fires on what the run's recording sees:
 - `{llm_request: N}`: the run's N-th model request arrived at the fake LLM;
 - `{tool_call: NAME, count: N}`: the fake received the run's N-th call of fixture tool
   NAME (parity-stream `/tools/call`, or MCP `tools/call` forwarded there);
+- either of those two with `since: origin`: counted from the origin instead of the run's
+  start, so an agent that made one model request fewer earlier on (a prompt it refused)
+  does not shift every later trigger;
 - `{prompt: NAME}`: the prompt step named NAME (`as`) has ended;
 - `{ms: N}`: N milliseconds after the origin.
 
@@ -42,6 +45,11 @@ def _count(after: Mapping[str, Any]) -> int:
     return int(after.get("count", 1))
 
 
+def _from(after: Mapping[str, Any], origin: Origin) -> float:
+    """Where a run-wide count starts: the run's start, or the origin (`since: origin`)."""
+    return origin.t0 if after.get("since") == "origin" else float("-inf")
+
+
 def seen(recording: Recording, after: Mapping[str, Any], origin: Origin) -> tuple[int, int]:
     """How far a counting trigger got: (seen, wanted); (0, 0) for `ms`."""
     if "update" in after:
@@ -52,10 +60,11 @@ def seen(recording: Recording, after: Mapping[str, Any], origin: Origin) -> tupl
         found = recording.request_seqs(method, origin.since, origin.session)
         return len(found), _count(after)
     if "llm_request" in after:
-        return len(recording.model_turns), int(after["llm_request"])
+        start = _from(after, origin)
+        return sum(1 for t in recording.model_turns if t >= start), int(after["llm_request"])
     if "tool_call" in after:
-        name = str(after["tool_call"])
-        return sum(1 for n in recording.tool_calls if n == name), _count(after)
+        name, start = str(after["tool_call"]), _from(after, origin)
+        return sum(1 for t, n in recording.tool_calls if n == name and t >= start), _count(after)
     if "prompt" in after:
         return int(str(after["prompt"]) in recording.ended_prompts), 1
     return 0, 0
@@ -101,7 +110,8 @@ def after_text(after: Any) -> str:
         if key in after:
             text = f"after {key} {after[key]}"
             count = _count(after) if key in ("update", "agent_request", "tool_call") else 1
-            return text + (f", count {count}" if count != 1 else "")
+            since = f", since {after['since']}" if "since" in after else ""
+            return text + (f", count {count}" if count != 1 else "") + since
     return "after " + ", ".join(f"{k} {v}" for k, v in sorted(after.items()))
 
 

@@ -5,8 +5,9 @@ A scenario is a handful of actions on one or two sessions: turns (each a prompt 
 script entries it consumes, possibly cancelled at one of the trigger kinds), session
 methods, and raw requests or notifications from the ACP schema. The script (`llm`) and
 the permission answers (`client.permission`, a list answered in request order) are
-built alongside the steps, so every cancel's trigger names what its turn really does and
-every held answer belongs to a prompt that is cancelled while the request is pending
+built alongside the steps, so every cancel's trigger names what its turn really does
+(counted from its own prompt), every script entry answers only its own prompt (`prompt`),
+and every held answer belongs to a prompt that is cancelled while the request is pending
 (an answer held for a prompt that cannot end would only time out). The answers are one
 list in the order the turns ask, not `by_tool`: native 0.1.0-rc.8 asks before its
 `tool_call` update and names only the call id, so no answer by tool matches it. The cost:
@@ -54,11 +55,16 @@ class Draft:
     """Tool-call arguments that read as an object only (`model_side.arguments_text`)."""
     prompts: int = 0
     calls: int = 0
-    hanging_calls: int = 0
 
     def call_id(self) -> int:
         self.calls += 1
         return self.calls
+
+
+def _entry(draft: Draft, entry: dict[str, Any]) -> None:
+    """A script entry of the turn being drawn: it answers only that prompt (`prompt`),
+    so a turn one agent refuses or leaves stuck does not shift the others' answers."""
+    draft.llm.append({**entry, "prompt": f"p{draft.prompts + 1}"})
 
 
 def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None) -> str:
@@ -83,32 +89,33 @@ def _asking_call(draft: Draft, draw: st.DrawFn, tool: str, answer: Any) -> dict[
 
 
 def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
+    # Triggers count from their own prompt (`since: origin`): counted over the run, one
+    # model request an agent skipped would shift every later cancel.
     if kind == "plain":
         # Mostly one call round: most of what differs between agents is in tool calls.
         for _ in range(draw(st.sampled_from((1, 0, 2)))):
             entry = draw(model_side.calling_entry(draft.calls + 1, draft.objects_only))
             draft.calls += len(entry["tool_calls"])
-            draft.llm.append(entry)
-        draft.llm.append(draw(model_side.closing_entry()))
+            _entry(draft, entry)
+        _entry(draft, draw(model_side.closing_entry()))
         _prompt(draft, draw)
     elif kind == "ask":
         answer = draw(client_side.immediate_answer())
-        draft.llm.append(_asking_call(draft, draw, model_side.ASKING, answer))
-        draft.llm.append(draw(model_side.closing_entry()))
+        _entry(draft, _asking_call(draft, draw, model_side.ASKING, answer))
+        _entry(draft, draw(model_side.closing_entry()))
         _prompt(draft, draw)
     elif kind == "cancel-stream":
-        draft.llm.append(model_side.hanging_entry())
-        _prompt(draft, draw, cancel={"llm_request": len(draft.llm)})
+        _entry(draft, model_side.hanging_entry())
+        _prompt(draft, draw, cancel={"llm_request": 1, "since": "origin"})
     elif kind == "cancel-tool":
-        draft.hanging_calls += 1
         call = {"id": f"call-{draft.call_id()}", "name": model_side.HANGING, "arguments": {}}
-        draft.llm.append({"tool_calls": [call]})
-        trigger = {"tool_call": model_side.HANGING, "count": draft.hanging_calls}
+        _entry(draft, {"tool_calls": [call]})
+        trigger = {"tool_call": model_side.HANGING, "since": "origin"}
         _prompt(draft, draw, cancel=trigger)
     else:  # cancel-permission: cancelled while the permission request is pending
         name = f"p{draft.prompts + 1}"  # the prompt made next
         answer = draw(client_side.held_answer(name))
-        draft.llm.append(_asking_call(draft, draw, model_side.CONFIRMING, answer))
+        _entry(draft, _asking_call(draft, draw, model_side.CONFIRMING, answer))
         _prompt(draft, draw, cancel={"agent_request": "session/request_permission"})
 
 

@@ -3,7 +3,8 @@ it recorded, and (recording mode, docs/capture.md) what a provider answered.
 
 The server (`parity.fakellm.server`) looks a run up by the id in the request path and
 keeps all its state here; everything is touched from the server's event loop only,
-except `bind_paths`, which the driver calls before the agent starts.
+except `bind_paths`, which the driver calls before the agent starts, and
+`prompt_in_flight`, which swaps one immutable set.
 """
 
 from __future__ import annotations
@@ -96,6 +97,13 @@ class Run:
             merged, self.identity.user_home, self.identity.user, self.identity.secrets
         )
         self.script.expand = self.identity.expand_value
+
+    def prompt_in_flight(self, name: str, flying: bool) -> None:
+        """The driver sent (True) or got the answer to (False) the prompt named `name`.
+        Called on the driver's thread: the script swaps in a new frozenset, which the
+        server's thread only reads (`Script.in_flight`)."""
+        flight = self.script.in_flight
+        self.script.in_flight = flight | {name} if flying else flight - {name}
 
     def mark_start(self, t0: float) -> None:
         """Set the `time.monotonic()` reference that `ModelRequest.t` is relative to."""

@@ -212,6 +212,15 @@ def matches(match: Mapping[str, Any], view: RequestView) -> bool:
     return needle is None or any(str(needle) in text for text in view.texts)
 
 
+def no_entry_for_prompts(owners: list[str], flying: frozenset[str]) -> str:
+    """The problem of a request that only entries of other prompts' turns are left for."""
+    now = ", ".join(sorted(flying)) or "none"
+    return (
+        f"no entry matched: the unused entries are for prompt(s) {', '.join(owners)}; "
+        f"in flight: {now}"
+    )
+
+
 @dataclass
 class Script:
     """The consumable script of one run plus its side entries.
@@ -222,11 +231,19 @@ class Script:
     request with that projection, and the first unused one that does is taken, so an
     agent that sends two requests at once (a title and the turn) may send them in either
     order. An entry without `request` answers any request, in file order as before.
+
+    An entry with `prompt: NAME` belongs to that prompt step's turn: it answers only
+    while the driver has that prompt in flight (`in_flight`), so a turn one agent never
+    asks the model for (a prompt it refused) leaves its own entries unused instead of
+    handing them to the next turn.
     """
 
     entries: list[Mapping[str, Any]]
     expand: Callable[[Any], Any] | None = None
     """Applied to an entry before it is built (the run's paths into `<workdir>`...)."""
+    in_flight: frozenset[str] = frozenset()
+    """Names of the prompt steps sent and not yet answered (set by the driver's thread,
+    `Run.prompt_in_flight`; replaced whole, never mutated)."""
     _responses: dict[int, Response] = field(default_factory=dict, repr=False)
     _used: set[int] = field(default_factory=set, repr=False)
     _recorded: list[Projection | None] = field(default_factory=list, repr=False)
@@ -274,15 +291,20 @@ class Script:
             match = params.get("match")
             if isinstance(match, Mapping) and matches(match, view):
                 return Answer(self._response(index), entry=index, side=True)
-        unused = [
+        left = [
             index
             for index, params in enumerate(self.entries)
             if "match" not in params and index not in self._used
         ]
+        flying = self.in_flight
+        unused = [i for i in left if self.entries[i].get("prompt") in (None, *flying)]
         if not unused:
             consumable = any("match" not in params for params in self.entries)
             if not consumable and self.entries:
                 return Answer(None, problem="no entry matched")
+            if left:
+                owners = sorted({str(self.entries[i].get("prompt")) for i in left})
+                return Answer(None, problem=no_entry_for_prompts(owners, flying))
             if view.side:
                 return Answer(None, problem=EXTRA_SIDE_REQUEST)
             return Answer(None, problem="script exhausted")

@@ -21,6 +21,7 @@ from parity.scenario.errors import RULE_REASON_HINT, KeyPath, ScenarioError, did
 from parity.scenario.pins import OTHERS, side_problem
 from parity.scenario.selectors import parse_selector
 from parity.scenario.step_checks import check_steps
+from parity.scenario.trigger_checks import trigger_context
 from parity.scenario.yaml_positions import Sink, mappings
 
 
@@ -186,6 +187,7 @@ def _check_llm(data: dict[str, Any], sink: Sink) -> None:
     # Only string names: a malformed name is the schema's finding, never a crash here.
     declared = {t["name"] for _, t in mappings(data.get("tools")) if isinstance(t.get("name"), str)}
     call_ids: dict[str, int] = {}
+    prompts = sorted(trigger_context(data).prompts)
     for i, entry in mappings(data.get("llm")):
         here: KeyPath = ("llm", i)
         if "chunks" in entry:
@@ -237,6 +239,29 @@ def _check_llm(data: dict[str, Any], sink: Sink) -> None:
                     )
         for j, call in mappings(entry.get("tool_calls")):
             _check_tool_call(call, (*here, "tool_calls", j), declared, call_ids, sink)
+        _check_entry_prompt(entry, here, prompts, sink)
+
+
+def _check_entry_prompt(
+    entry: dict[str, Any], here: KeyPath, prompts: Sequence[str], sink: Sink
+) -> None:
+    """An entry's `prompt` names a prompt step, and a side entry belongs to no turn."""
+    prompt = entry.get("prompt")
+    if not isinstance(prompt, str):
+        return
+    if "match" in entry:
+        sink.add(
+            (*here, "prompt"),
+            "a side entry (`match`) answers any turn and is never used up",
+            "drop `prompt`, or `match` to make it the prompt's own entry",
+        )
+    elif prompt not in prompts:
+        hint = did_you_mean(prompt, prompts) or "name the prompt step with `as:`"
+        sink.add(
+            (*here, "prompt"),
+            f"no prompt step is named {prompt!r}: the entry would never answer",
+            hint,
+        )
 
 
 def _check_captured(data: dict[str, Any], default: Sequence[str], sink: Sink) -> None:

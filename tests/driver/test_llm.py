@@ -59,3 +59,22 @@ async def test_mcp_entry_is_appended_for_mcp_targets_only(fake: FakeLLM) -> None
     assert [s["name"] for s in t.steps[1].request["params"]["mcpServers"]] == ["parity"]
     t = await run(forced, llm_run=open_run(fake, "r5", []))
     assert t.steps[1].request["params"]["mcpServers"] == []
+
+
+async def test_entries_of_a_prompt_are_taken_only_by_its_turn(fake: FakeLLM) -> None:
+    # The echo agent asks the model only for the word `model`: p1's turn never does, so
+    # p1's entry stays unused and p2 gets its own. Unbound, p2 would get p1's answer.
+    steps = [
+        *BASIC,
+        st("prompt", session="s1", as_="p1", text="hi"),
+        st("prompt", session="s1", as_="p2", text="model"),
+    ]
+    bound = [{"text": "one", "prompt": "p1"}, {"text": "two", "prompt": "p2"}]
+    unbound = [{"text": "one"}, {"text": "two"}]
+    got = {}
+    for run_id, llm in (("bound", bound), ("unbound", unbound)):
+        llm_run = open_run(fake, run_id, llm)
+        t = await run(steps, llm_run=llm_run, env={"PARITY_LLM_BASE": llm_run.base_url})
+        got[run_id] = ([r.entry for r in t.model_requests], chunks(t)[1])
+        assert llm_run.script.in_flight == frozenset()
+    assert got == {"bound": ([1], "two"), "unbound": ([0], "one")}

@@ -95,3 +95,32 @@ def test_after_text() -> None:
     assert after_text({"agent_request": "x/y", "count": 2}) == "after agent_request x/y, count 2"
     assert after_text({"prompt": "p1"}) == "after prompt p1"
     assert after_text("never") == "never"
+
+
+def _model_request() -> ModelRequest:
+    return ModelRequest(0, 0.0, "POST", "/stream", "parity-stream", {})
+
+
+async def test_since_origin_counts_model_requests_and_tool_calls_from_the_origin() -> None:
+    # One request and one call before the origin: a run-wide count sees them, a count
+    # since the origin does not, so a turn an agent skipped earlier shifts nothing.
+    rec = _recording()
+    rec.note_model_request(_model_request())
+    rec.note_model_request(_tool_call("slow"))
+    await asyncio.sleep(0.01)
+    origin = Origin(0, rec.now())
+    for after in ({"llm_request": 1}, {"tool_call": "slow"}):
+        assert seen(rec, after, origin) == (1, 1)
+        assert seen(rec, {**after, "since": "run"}, origin) == (1, 1)
+        assert seen(rec, {**after, "since": "origin"}, origin) == (0, 1)
+    relative = {"llm_request": 1, "since": "origin"}
+    assert progress(rec, relative, origin) == " (0 of 1 model request(s) came)"
+    assert after_text(relative) == "after llm_request 1, since origin"
+    task = asyncio.ensure_future(fired(rec, relative, origin))
+    await asyncio.sleep(0.01)
+    assert not task.done()
+    rec.note_model_request(_model_request())
+    await asyncio.wait_for(task, 1)
+    assert seen(rec, {"tool_call": "slow", "since": "origin"}, origin) == (0, 1)
+    rec.note_model_request(_tool_call("slow"))
+    assert seen(rec, {"tool_call": "slow", "since": "origin"}, origin) == (1, 1)

@@ -187,6 +187,30 @@ def test_side_entries_answer_without_consuming() -> None:
     assert answers[4].problem == "script exhausted"
 
 
+def test_entries_of_a_prompt_answer_only_while_it_is_in_flight() -> None:
+    # p1's turn never asked the model (an agent refused it): its entry stays unused and
+    # p2 still gets its own, where an unbound script would have handed p1's to p2.
+    script = Script(
+        [
+            {"text": "for p1", "prompt": "p1"},
+            {"text": "anyone"},
+            {"text": "for p2", "prompt": "p2"},
+        ]
+    )
+    turn = RequestView(has_tools=True)
+    script.in_flight = frozenset({"p2"})
+    assert [script.answer(turn).entry for _ in range(2)] == [1, 2]
+    left = script.answer(turn)
+    assert left.response is None and left.problem == (
+        "no entry matched: the unused entries are for prompt(s) p1; in flight: p2"
+    )
+    script.in_flight = frozenset()
+    assert script.answer(turn).problem is not None
+    script.in_flight = frozenset({"p1"})
+    assert script.answer(turn).entry == 0
+    assert script.answer(turn).problem == "script exhausted"
+
+
 def test_only_side_entries_and_no_match_is_reported_as_such() -> None:
     script = Script([{"match": {"purpose": "title"}, "text": "T"}])
     assert script.answer(RequestView(has_tools=False, purpose="title")).side

@@ -237,6 +237,22 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
         ],
     ),
     (
+        "llm entry for a prompt nobody names",
+        "description: x\nllm:\n  - {text: a, prompt: p2}\n"
+        "  - {text: b, prompt: p1, match: {tools: none}}\n"
+        + HEAD[len("description: a scenario\n") :]
+        + "  - prompt: {session: s1, as: p1, text: hi}\n",
+        [
+            (3, 23, "llm[0].prompt", "no prompt step is named 'p2': the entry would never answer"),
+            (
+                4,
+                23,
+                "llm[1].prompt",
+                "a side entry (`match`) answers any turn and is never used up",
+            ),
+        ],
+    ),
+    (
         "hanging tool with a result",
         "description: x\ntools:\n  - {name: t, hang: true, result: r}\nsteps: [{initialize: {}}]\n",
         [(3, 21, "tools[0].hang", "a hanging tool never answers, so its result is never used")],
