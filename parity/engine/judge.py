@@ -23,7 +23,7 @@ item (`parity.suite.target_item`) runs, judges, records and raises; it judges no
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from parity.checks.diff import ParityReport, compare
@@ -73,6 +73,20 @@ class Drift:
 
 
 @dataclass(frozen=True)
+class SnapshotOutcome:
+    """What the snapshot check made of the run's view; empty when it was not checked
+    (an added target not recorded yet, or a broken run under `parity record`)."""
+
+    text: str | None = None
+    """The text the snapshot check asserts (and writes under `parity record`)."""
+    matched: bool = False
+    """The snapshot equals its recording, or is written now (`parity record`)."""
+    pending: str | None = None
+    """The new snapshot text a clean run that drifted, or has none, leaves for review."""
+    drift: Drift | None = None
+
+
+@dataclass(frozen=True)
 class Verdict:
     """One run judged (see the module doc)."""
 
@@ -86,14 +100,8 @@ class Verdict:
     checked: bool
     """The run's view counts as this target's live view (every run but an added,
     unrecorded target's)."""
-    snapshot: str | None = None
-    """The text the snapshot check asserts (and writes under `parity record`); None
-    when it is not checked (a broken run is never recorded)."""
-    matched: bool = False
-    """The snapshot equals its recording, or is written now (`parity record`)."""
-    pending: str | None = None
-    """The new snapshot text a clean run that drifted, or has none, leaves for review."""
-    drift: Drift | None = None
+    snapshot: SnapshotOutcome = SnapshotOutcome()
+    """Its snapshot check; what it leaves pending only when the run is clean."""
 
 
 def judge_run(
@@ -144,16 +152,13 @@ def judge_run(
 
 @dataclass(frozen=True)
 class _Snapshot:
-    """How the view compared with its snapshot."""
+    """How the view compared with its snapshot: the item's status, reason and failure
+    had the snapshot been all it checked, and the verdict's part."""
 
     status: Status
     reason: str
     failure: str | None
-    text: str | None = None
-    """The view's snapshot text, when it was checked."""
-    matched: bool = False
-    pending: str | None = None
-    drift: Drift | None = None
+    outcome: SnapshotOutcome = SnapshotOutcome()
 
 
 def _verdict(
@@ -167,17 +172,8 @@ def _verdict(
     pending: bool,
 ) -> Verdict:
     record.outcome = Outcome(scenario.name, "target", target, status, "", reason)
-    return Verdict(
-        status,
-        reason,
-        failure,
-        record,
-        checked=True,
-        snapshot=snap.text,
-        matched=snap.matched,
-        pending=snap.pending if pending else None,
-        drift=snap.drift,
-    )
+    outcome = snap.outcome if pending else replace(snap.outcome, pending=None)
+    return Verdict(status, reason, failure, record, checked=True, snapshot=outcome)
 
 
 def _problems(
@@ -239,7 +235,7 @@ def _snapshot(
     text = dump_view(result.view)
     if policy.recording or recorded == text:
         created = policy.recording and recorded is None
-        return _Snapshot("new" if created else "pass", "", None, text, matched=True)
+        return _Snapshot("new" if created else "pass", "", None, SnapshotOutcome(text, True))
     rel = shown.snapshot
     if recorded is None:
         headline = (
@@ -248,7 +244,7 @@ def _snapshot(
         )
         body = f"this run's view (what `parity record` would write):\n\n{text}"
         failure = failure_text(headline, body, {target: result.transcript})
-        return _Snapshot("fail", "no snapshot", failure, text, pending=text)
+        return _Snapshot("fail", "no snapshot", failure, SnapshotOutcome(text, pending=text))
     headline = (
         f"{scenario.name}: {target} no longer matches its snapshot {rel} "
         "(if the change is intended: `parity record`, then review the diff)"
@@ -267,8 +263,8 @@ def _snapshot(
         compared.render() + "\n\n" + "\n".join(text_diff(recorded, text, rel)),
         {target: result.transcript},
     )
-    drift = Drift(recorded, text, compared)
-    return _Snapshot("fail", "snapshot differs", failure, text, pending=text, drift=drift)
+    drifted = SnapshotOutcome(text, pending=text, drift=Drift(recorded, text, compared))
+    return _Snapshot("fail", "snapshot differs", failure, drifted)
 
 
 def _broken(

@@ -24,7 +24,14 @@ from typing import Any
 from parity.checks.known_ledger import Use
 from parity.report.collected import Collected
 from parity.report.outcome import Outcome
-from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow, TargetExpect
+from parity.report.rows import (
+    ExpectedRow,
+    FindingsRow,
+    MaskedRow,
+    TargetExpect,
+    row_from,
+    row_value,
+)
 
 KEY = "parity_record"
 """The pytest `user_properties` key an item's record travels under."""
@@ -48,12 +55,12 @@ class ItemRecord:
         return {
             "outcome": self.outcome.to_dict() if self.outcome is not None else None,
             "invalid": self.invalid,
-            "masked": [r.to_dict() for r in self.masked],
-            "findings": [r.to_dict() for r in self.findings],
-            "expected": [r.to_dict() for r in self.expected],
+            "masked": [row_value(r) for r in self.masked],
+            "findings": [row_value(r) for r in self.findings],
+            "expected": [row_value(r) for r in self.expected],
             "known": _use_dict(self.known) if self.known is not None else None,
             "target_expect": (
-                self.target_expect.to_dict() if self.target_expect is not None else None
+                row_value(self.target_expect) if self.target_expect is not None else None
             ),
         }
 
@@ -63,11 +70,11 @@ class ItemRecord:
         return cls(
             outcome=Outcome.from_dict(outcome) if outcome else None,
             invalid=str(data.get("invalid", "")),
-            masked=[MaskedRow.from_dict(r) for r in data.get("masked", [])],
-            findings=[FindingsRow.from_dict(r) for r in data.get("findings", [])],
-            expected=[ExpectedRow.from_dict(r) for r in data.get("expected", [])],
+            masked=[row_from(MaskedRow, r) for r in data.get("masked", [])],
+            findings=[row_from(FindingsRow, r) for r in data.get("findings", [])],
+            expected=[row_from(ExpectedRow, r) for r in data.get("expected", [])],
             known=_use(known) if known else None,
-            target_expect=TargetExpect.from_dict(expect) if expect else None,
+            target_expect=row_from(TargetExpect, expect) if expect else None,
         )
 
     @classmethod
@@ -151,11 +158,11 @@ class SessionLedger:
             "joinable": {k: sorted(v) for k, v in self.joinable.items()},
             "outcomes": [o.to_dict() for o in self.outcomes],
             "invalid": self.invalid,
-            "masked": [r.to_dict() for r in self.masked],
-            "findings": [r.to_dict() for r in self.findings],
-            "expected": [r.to_dict() for r in self.expected],
+            "masked": [row_value(r) for r in self.masked],
+            "findings": [row_value(r) for r in self.findings],
+            "expected": [row_value(r) for r in self.expected],
             "known_uses": [_use_dict(u) for u in self.known_uses],
-            "target_expect_uses": [u.to_dict() for u in self.target_expect_uses],
+            "target_expect_uses": [row_value(u) for u in self.target_expect_uses],
             "collected": self.collected.to_dict(),
         }
 
@@ -168,12 +175,12 @@ class SessionLedger:
         return cls(
             outcomes=[Outcome.from_dict(o) for o in data.get("outcomes", [])],
             invalid=[str(p) for p in data.get("invalid", [])],
-            masked=[MaskedRow.from_dict(r) for r in data.get("masked", [])],
-            findings=[FindingsRow.from_dict(r) for r in data.get("findings", [])],
-            expected=[ExpectedRow.from_dict(r) for r in data.get("expected", [])],
+            masked=[row_from(MaskedRow, r) for r in data.get("masked", [])],
+            findings=[row_from(FindingsRow, r) for r in data.get("findings", [])],
+            expected=[row_from(ExpectedRow, r) for r in data.get("expected", [])],
             known_uses=[_use(u) for u in data.get("known_uses", [])],
             target_expect_uses=[
-                TargetExpect.from_dict(u) for u in data.get("target_expect_uses", [])
+                row_from(TargetExpect, u) for u in data.get("target_expect_uses", [])
             ],
             collected=collected,
             scenarios={k: list(v) for k, v in data.get("scenarios", {}).items()},

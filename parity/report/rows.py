@@ -1,17 +1,58 @@
 """The rows of the ledger: what one run adds to the summary besides its outcome.
 
-Each row is a frozen dataclass with `to_dict` / `from_dict`; "dict" is the JSON value a
-shard writes, kept as the list it always was (`[scenario, target, ...]`), so a ledger
-written before these types reads back the same and `parity merge` sees no change.
-Rows order as their fields do (the summary sorts them), and compare by value (the
-ledger keeps one of each: an item's setup and call reports carry the same rows).
+Each row is a frozen dataclass; `row_value` writes one as the JSON value a shard
+writes, kept as the list it always was (`[scenario, target, ...]`), and `row_from`
+reads it back, so a ledger written before these types reads back the same and
+`parity merge` sees no change. Both go by the fields and their annotations alone, so
+a row type needs no code of its own. Rows order as their fields do (the summary sorts
+them), and compare by value (the ledger keeps one of each: an item's setup and call
+reports carry the same rows).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import astuple, dataclass, fields, is_dataclass
+from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_hints
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+R = TypeVar("R", bound="DataclassInstance")
+
+
+def row_value(row: DataclassInstance) -> list[Any]:
+    """`row` as JSON data: its fields in order, every tuple, list or nested row a list
+    (the value a ledger read back from JSON holds, so the two compare equal)."""
+    return [_lists(v) for v in astuple(row)]
+
+
+def _lists(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return [_lists(v) for v in value]
+    return value
+
+
+def row_from(cls: type[R], value: Sequence[Any]) -> R:
+    """The `cls` row `row_value` wrote (also after a JSON round trip): each field built
+    from its annotation, so a shard's ledger reads back typed; ValueError when the
+    value has another number of fields."""
+    hints = get_type_hints(cls)
+    parts = zip(fields(cls), value, strict=True)
+    return cls(*(_build(hints[f.name], v) for f, v in parts))
+
+
+def _build(hint: Any, value: Any) -> Any:
+    """`value` as `hint`: a nested row, `tuple[X, ...]`, `list[X]`, or a plain type
+    (`str`, `int`) that converts it."""
+    if isinstance(hint, type) and is_dataclass(hint):
+        return row_from(hint, value)
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is tuple:
+        return tuple(_build(args[0], v) for v in value)
+    if origin is list:
+        return [_build(args[0], v) for v in value]
+    return hint(value)
 
 
 @dataclass(frozen=True, order=True)
@@ -24,14 +65,6 @@ class MaskedRow:
     count: int
     reason: str
 
-    def to_dict(self) -> list[Any]:
-        return [self.scenario, self.target, self.path, self.count, self.reason]
-
-    @classmethod
-    def from_dict(cls, row: Sequence[Any]) -> MaskedRow:
-        scenario, target, path, count, reason = row
-        return cls(str(scenario), str(target), str(path), int(count), str(reason))
-
 
 @dataclass(frozen=True, order=True)
 class FindingsRow:
@@ -41,14 +74,6 @@ class FindingsRow:
     target: str
     policy: str
     findings: tuple[str, ...]
-
-    def to_dict(self) -> list[Any]:
-        return [self.scenario, self.target, self.policy, list(self.findings)]
-
-    @classmethod
-    def from_dict(cls, row: Sequence[Any]) -> FindingsRow:
-        scenario, target, policy, found = row
-        return cls(str(scenario), str(target), str(policy), tuple(str(f) for f in found))
 
 
 @dataclass(frozen=True, order=True)
@@ -62,14 +87,6 @@ class ExpectedRow:
     reason: str
     times: int
 
-    def to_dict(self) -> list[Any]:
-        return [self.scenario, self.target, self.problem, self.reason, self.times]
-
-    @classmethod
-    def from_dict(cls, row: Sequence[Any]) -> ExpectedRow:
-        scenario, target, problem, reason, times = row
-        return cls(str(scenario), str(target), str(problem), str(reason), int(times))
-
 
 @dataclass(frozen=True)
 class TargetExpect:
@@ -78,11 +95,3 @@ class TargetExpect:
 
     target: str
     used: tuple[int, ...]
-
-    def to_dict(self) -> list[Any]:
-        return [self.target, list(self.used)]
-
-    @classmethod
-    def from_dict(cls, row: Sequence[Any]) -> TargetExpect:
-        target, used = row
-        return cls(str(target), tuple(int(i) for i in used))

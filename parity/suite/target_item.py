@@ -61,20 +61,19 @@ class TargetItem(ScenarioItem):
         collected = self.state.ledger.collected
         if verdict.checked:
             collected.view(name, target, result.view, live=True)
-        if verdict.drift is not None:
-            collected.diff(name, "target", target, "snapshot", verdict.drift.report)
-            collected.drift(name, target, verdict.drift.recorded, verdict.drift.live)
-        if verdict.snapshot is not None:
+        snap = verdict.snapshot
+        if snap.drift is not None:
+            collected.diff(name, "target", target, "snapshot", snap.drift.report)
+            collected.drift(name, target, snap.drift.recorded, snap.drift.live)
+        if snap.text is not None:
             # syrupy asserts the same texts (its report counts the snapshot) and writes
             # the snapshot under `parity record`.
-            check = check_snapshot(
-                self, verdict.snapshot, update=recording, shown_as=shown.snapshot
-            )
-            if check.matched != verdict.matched:
+            check = check_snapshot(self, snap.text, update=recording, shown_as=shown.snapshot)
+            if check.matched != snap.matched:
                 raise ScenarioFailure(f"harness error: syrupy and the judgement disagree on {path}")
         folder = pending_dir(self.config)
-        if verdict.pending is not None and folder is not None:
-            write_pending(folder, name, target, verdict.pending)
+        if snap.pending is not None and folder is not None:
+            write_pending(folder, name, target, snap.pending)
         verdict.record.attach(self.user_properties)
         if verdict.status == "skip":
             pytest.skip(verdict.reason)

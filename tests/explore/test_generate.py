@@ -5,9 +5,9 @@ kind or permission answer in the schema is explored without a change here."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -24,6 +24,8 @@ from parity.explore.vocabulary import (
     permission_replies,
 )
 from parity.scenario.load import check_text
+from tests.support.driver import BASIC, run
+from tests.support.driver import st as step
 
 PAIR = ("plus", "plus-full")
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -186,11 +188,17 @@ def test_ignoring_every_cancel_route_leaves_no_cancelled_turn() -> None:
     check()
 
 
-def test_every_cancel_route_names_the_method_the_driver_sends() -> None:
-    # The driver's prompt step sends these (parity/driver/prompt.py); a new route in the
-    # schema without a method here would be sent even to a target that ignores it.
-    assert set(CANCEL_METHODS) == set(cancel_routes())
-    source = (Path(__file__).parents[2] / "parity/driver/prompt.py").read_text()
-    for route, method in CANCEL_METHODS.items():
-        if route != "session_cancel":
-            assert f'== "{route}"' in source and f'"{method}"' in source
+@pytest.mark.parametrize("route", cancel_routes())
+async def test_every_cancel_route_names_the_method_the_driver_sends(route: str) -> None:
+    """A target's `ignores` drop a route by the method `CANCEL_METHODS` names for it: a
+    name other than the one the driver sends would let the route reach that target.
+    So run a prompt cancelled by `route` against the echo agent and read what went out."""
+    assert set(CANCEL_METHODS) == set(cancel_routes())  # no route without its method
+    cancel = {"after": {"update": "agent_message_chunk", "count": 2}, "via": route}
+    t = await run([*BASIC, step("prompt", session="s1", text="stream 50", cancel=cancel)])
+    prompt = t.steps[-1]
+    assert prompt.problem is None
+    assert prompt.response["result"] == {"stopReason": "cancelled"}  # the agent heard it
+    sent = [f.message for f in t.frames if f.direction == "out"]
+    notifications = [m["method"] for m in sent if "id" not in m]
+    assert notifications == [CANCEL_METHODS[route]]

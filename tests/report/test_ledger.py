@@ -5,11 +5,21 @@ to end)."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+
+import pytest
 
 from parity.checks.known_ledger import Use
 from parity.report.ledger import ItemRecord, SessionLedger, merge, partial_reason
 from parity.report.outcome import Outcome
-from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow, TargetExpect
+from parity.report.rows import (
+    ExpectedRow,
+    FindingsRow,
+    MaskedRow,
+    TargetExpect,
+    row_from,
+    row_value,
+)
 
 A = Outcome("baseline/a", "target", "plus", "pass")
 A_PARITY = Outcome("baseline/a", "parity", "plus", "differs", "native", "native: recorded")
@@ -67,6 +77,25 @@ def test_the_rows_keep_the_json_shape_a_shard_writes() -> None:
     again = SessionLedger.from_dict(data)
     assert again.masked == [MaskedRow("baseline/a", "plus", "x.y", 2, "noise")]
     assert again.target_expect_uses == [TargetExpect("plus", (0, 2))]
+
+
+@dataclass(frozen=True)
+class Nested:
+    """A row of rows: what the generic reader must build besides plain fields."""
+
+    name: str
+    expect: TargetExpect
+    rows: list[MaskedRow]
+
+
+def test_the_generic_reader_builds_nested_rows_and_lists_of_them() -> None:
+    row = Nested("n", TargetExpect("plus", (0, 2)), [MaskedRow("s", "t", "p", 1, "r")])
+    data = json.loads(json.dumps(row_value(row)))
+    assert data == ["n", ["plus", [0, 2]], [["s", "t", "p", 1, "r"]]]
+    assert row_value(row) == data  # lists already: a record compares equal after JSON
+    assert row_from(Nested, data) == row
+    with pytest.raises(ValueError):
+        row_from(MaskedRow, ["s", "t", "p", 1])
 
 
 def test_adding_the_same_report_twice_counts_once() -> None:
