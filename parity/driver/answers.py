@@ -20,6 +20,9 @@ from typing import Any
 from parity.driver import jsonrpc
 from parity.driver.terminals import Terminals
 
+ANSWER_TABLE_KEYS = frozenset({"by_prompt", "by_tool", "default"})
+"""The keys of `client.permission` in its table form (answers by prompt, by tool)."""
+
 Problem = Callable[[str, str], None]
 """Notes a run-level problem: (kind, text)."""
 
@@ -43,8 +46,11 @@ class ClientAnswers:
         tool_titles: Mapping[str, str],
         problem: Problem,
         hold: Hold = _no_hold,
+        prompt_of: Callable[[Any], str | None] = lambda sid: None,
     ) -> None:
         self.client = client
+        self.prompt_of = prompt_of
+        """sessionId -> the name of the prompt in flight in that session, if any."""
         self.hold = hold
         self.workdir = workdir
         self.terminals = terminals
@@ -65,7 +71,9 @@ class ClientAnswers:
         req_id, method, params = msg["id"], msg["method"], msg.get("params")
         if method == "session/request_permission":
             titles = permission_titles(params, self.tool_titles)
-            key, answers = permission_policy(self.client.get("permission", "cancelled"), titles)
+            sid = params.get("sessionId") if isinstance(params, Mapping) else None
+            policy = self.client.get("permission", "cancelled")
+            key, answers = permission_policy(policy, titles, self.prompt_of(sid))
             answer, after = held(pick_answer(answers, self._count(f"permission:{key}")))
             await self._hold(after, msg, seq)
             return permission_answer(req_id, params, answer)
@@ -116,13 +124,19 @@ def held(item: Any) -> tuple[Any, Any]:
     return item, None
 
 
-def permission_policy(policy: Any, titles: set[str]) -> tuple[str, Any]:
+def permission_policy(policy: Any, titles: set[str], prompt: str | None = None) -> tuple[str, Any]:
     """Which answer list applies to a permission request, and the key counting its uses.
 
     `policy` is the scenario's `client.permission`: answer(s), or
-    `{by_tool: {name: answer(s)}, default: answer(s)}` matched against `titles`.
+    `{by_prompt: {prompt: answer(s)}, by_tool: {name: answer(s)}, default: answer(s)}`
+    (any of the three):
+    the answers of `prompt` (the prompt in flight in the request's session) first, then
+    those of a tool named in `titles`, then the default.
     """
-    if isinstance(policy, dict) and "by_tool" in policy:
+    if isinstance(policy, dict) and not policy.keys().isdisjoint(ANSWER_TABLE_KEYS):
+        by_prompt = policy.get("by_prompt") or {}
+        if prompt is not None and prompt in by_prompt:
+            return f"prompt:{prompt}", by_prompt[prompt]
         by_tool = policy.get("by_tool") or {}
         for name in sorted(by_tool):
             if name in titles:

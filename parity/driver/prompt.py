@@ -34,21 +34,27 @@ async def prompt_step(run: Run, record: StepRecord, p: dict[str, Any], since: in
     name = str(p["as"]) if p.get("as") else None
     if name is not None:
         run.prompts[name] = msg["id"]
-    _in_flight(run, name, True)
+    _in_flight(run, name, sid, True)
     try:
         await _exchange(run, record, conn, msg, sid, p.get("cancel"))
     finally:
-        _in_flight(run, name, False)
+        _in_flight(run, name, sid, False)
         if name is not None:
             run.recording.prompt_ended(name)
     # The answers held for this prompt's end go out before the next step.
     await released(run.recording)
 
 
-def _in_flight(run: Run, name: str | None, flying: bool) -> None:
-    """Tell the fake LLM that a named prompt was sent or answered: the script's entries
-    for it (`prompt: NAME`) answer only in between."""
-    if run.llm_run is not None and name is not None:
+def _in_flight(run: Run, name: str | None, sid: Any, flying: bool) -> None:
+    """A named prompt was sent or answered: the script's entries for it (`prompt: NAME`)
+    and the permission answers for it (`by_prompt`) apply only in between."""
+    if name is None:
+        return
+    if flying:
+        run.flying[sid] = name
+    elif run.flying.get(sid) == name:
+        del run.flying[sid]
+    if run.llm_run is not None:
         run.llm_run.prompt_in_flight(name, flying)
 
 

@@ -103,6 +103,7 @@ class Run:
             self.recording.tool_titles,
             self.recording.problem,
             lambda after, msg, seq: hold_answer(self.recording, after, msg, seq),
+            lambda sid: self.flying.get(sid),
         )
         self.agent = AgentSlot(
             launch,
@@ -119,6 +120,8 @@ class Run:
         """Session name -> the frame seq of its session/new request (for `wait` with a
         `session`: an update may race ahead of the session/new response)."""
         self.prompts: dict[str, Any] = {}
+        self.flying: dict[Any, str] = {}
+        """sessionId -> the named prompt in flight in it (`client.permission.by_prompt`)."""
         self.last_cursor: Any = None
         self.steps_done = 0
         self.current = 0

@@ -4,15 +4,14 @@ accepts, and their YAML text.
 A scenario is a handful of actions on one or two sessions: turns (each a prompt with the
 script entries it consumes, possibly cancelled at one of the trigger kinds), session
 methods, and raw requests or notifications from the ACP schema. The script (`llm`) and
-the permission answers (`client.permission`, a list answered in request order) are
-built alongside the steps, so every cancel's trigger names what its turn really does
-(counted from its own prompt), every script entry answers only its own prompt (`prompt`),
-and every held answer belongs to a prompt that is cancelled while the request is pending
-(an answer held for a prompt that cannot end would only time out). The answers are one
-list in the order the turns ask, not `by_tool`: native 0.1.0-rc.8 asks before its
-`tool_call` update and names only the call id, so no answer by tool matches it. The cost:
-a turn the agent refuses (a prompt with invalid content) shifts the list by one, and an
-answer meant to be held can then be sent at once, racing the cancel. Pure.
+the permission answers (`client.permission.by_prompt`) are built alongside the steps,
+so every cancel's trigger names what its turn really does (counted from its own prompt),
+every script entry and permission answer applies only to its own prompt, and every held
+answer belongs to a prompt that is cancelled while the request is pending (an answer
+held for a prompt that cannot end would only time out). By prompt, not in request
+order: a turn one agent refuses or leaves stuck would shift every later answer; and not
+`by_tool`: native 0.1.0-rc.8 asks before its `tool_call` update and names only the call
+id, so no answer by tool matches it. Pure.
 """
 
 from __future__ import annotations
@@ -49,8 +48,8 @@ class Draft:
     """ACP methods a target of the pair ignores (`TargetSpec.ignores`): never sent."""
     steps: list[dict[str, Any]] = field(default_factory=list)
     llm: list[dict[str, Any]] = field(default_factory=list)
-    permissions: list[Any] = field(default_factory=list)
-    """The permission answers, in the order the turns ask."""
+    permissions: dict[str, Any] = field(default_factory=dict)
+    """The permission answer of each asking turn, by its prompt's name."""
     objects_only: bool = False
     """Tool-call arguments that read as an object only (`model_side.arguments_text`)."""
     prompts: int = 0
@@ -84,7 +83,7 @@ def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None)
 def _asking_call(draft: Draft, draw: st.DrawFn, tool: str, answer: Any) -> dict[str, Any]:
     text = draw(model_side.sentence())
     call = {"id": f"call-{draft.call_id()}", "name": tool, "arguments": {"text": text}}
-    draft.permissions.append(answer)
+    draft.permissions[f"p{draft.prompts + 1}"] = answer  # the prompt made next
     return {"tool_calls": [call]}
 
 
@@ -167,8 +166,7 @@ def scenarios(
     if draft.llm:
         out["llm"] = draft.llm
     if draft.permissions:
-        answers = draft.permissions
-        out["client"] = {"permission": answers[0] if len(answers) == 1 else answers}
+        out["client"] = {"permission": {"by_prompt": draft.permissions}}
     out["steps"] = draft.steps
     out["timeouts"] = dict(TIMEOUTS)
     return out

@@ -17,6 +17,9 @@ from typing import Any
 from parity.scenario.errors import KeyPath, did_you_mean
 from parity.scenario.yaml_positions import Sink, mappings
 
+TABLE_KEYS = frozenset({"by_prompt", "by_tool", "default"})
+"""The keys of a `permission` value in its table form."""
+
 SHORT_MS = 1000
 """A time trigger below this many milliseconds is warned about: it drifts under load."""
 
@@ -134,10 +137,17 @@ def _check_tool_trigger(
 
 
 def check_client_triggers(data: dict[str, Any], ctx: TriggerContext, sink: Sink) -> None:
-    """The `after` of every held answer in `client`."""
+    """The `after` of every held answer in `client`, and the prompts `by_prompt` names."""
     client = data.get("client")
     if not isinstance(client, dict):
         return
+    permission = client.get("permission")
+    by_prompt = permission.get("by_prompt") if isinstance(permission, dict) else None
+    for name in by_prompt if isinstance(by_prompt, dict) else {}:
+        if name not in ctx.prompts:
+            hint = did_you_mean(str(name), sorted(ctx.prompts)) or "name a prompt with `as:`"
+            here = ("client", "permission", "by_prompt", name)
+            sink.add(here, f"no prompt is named {name!r}: its answers would never apply", hint)
     for key in ("permission", "elicitation"):
         for path, item in _answer_items(client.get(key), ("client", key)):
             if isinstance(item, dict) and "after" in item:
@@ -149,14 +159,16 @@ def check_client_triggers(data: dict[str, Any], ctx: TriggerContext, sink: Sink)
 
 
 def _answer_items(value: Any, path: KeyPath) -> Iterator[tuple[KeyPath, Any]]:
-    """Every answer item of a `permission` / `elicitation` value (lists, `by_tool`)."""
+    """Every answer item of a `permission` / `elicitation` value (lists, `by_prompt`,
+    `by_tool`)."""
     if isinstance(value, list):
         for i, item in enumerate(value):
             yield (*path, i), item
-    elif isinstance(value, dict) and "by_tool" in value:
-        by_tool = value.get("by_tool")
-        for name, answers in by_tool.items() if isinstance(by_tool, dict) else []:
-            yield from _answer_items(answers, (*path, "by_tool", name))
+    elif isinstance(value, dict) and not value.keys().isdisjoint(TABLE_KEYS):
+        for key in ("by_prompt", "by_tool"):
+            table = value.get(key)
+            for name, answers in table.items() if isinstance(table, dict) else []:
+                yield from _answer_items(answers, (*path, key, name))
         if "default" in value:
             yield from _answer_items(value["default"], (*path, "default"))
     else:

@@ -93,6 +93,16 @@ def test_permission_policy_per_tool_with_default() -> None:
     assert permission_policy(["allow-once"], {"echo"}) == ("all", ["allow-once"])
 
 
+def test_permission_policy_by_prompt_first_then_tool_then_default() -> None:
+    policy = {"by_prompt": {"p1": "error"}, "by_tool": {"echo": "allow-once"}}
+    assert permission_policy(policy, {"echo"}, "p1") == ("prompt:p1", "error")
+    assert permission_policy(policy, {"echo"}, "p2") == ("tool:echo", "allow-once")
+    assert permission_policy(policy, set(), None) == ("default", "cancelled")
+    assert permission_policy({"default": "reject-once"}, set()) == ("default", "reject-once")
+    held = {"answer": "allow-once", "after": {"ms": 5}}
+    assert permission_policy(held, set(), "p1") == ("all", held)
+
+
 def test_elicitation_answers() -> None:
     assert elicitation_answer(1, "accept")["result"] == {"action": "accept", "content": {}}
     assert elicitation_answer(1, {"action": "accept", "content": {"a": 1}})["result"] == {

@@ -134,6 +134,27 @@ async def test_permission_by_tool_title_with_mcp_prefix_and_default() -> None:
     ]
 
 
+async def test_permission_by_prompt_goes_by_the_prompt_in_flight_in_the_session() -> None:
+    # p1 never asks (an agent that skipped its turn): by prompt, p2 still gets its own
+    # answer, where a list in request order hands it p1's. A prompt without an answer
+    # of its own (unnamed here) gets the default.
+    steps = [
+        *BASIC,
+        st("prompt", session="s1", as_="p1", text="hi"),
+        st("prompt", session="s1", as_="p2", text="permission"),
+        st("prompt", session="s1", text="permission"),
+    ]
+    by_prompt = {"by_prompt": {"p1": "reject-once", "p2": "allow-once"}, "default": "error"}
+    got = []
+    for policy in (by_prompt, ["reject-once", "allow-once", "error"]):
+        t = await run(steps, client={"permission": policy})
+        assert t.problems == []
+        got.append([json.loads(c).get("result", json.loads(c).get("error")) for c in chunks(t)[1:]])
+    yes, no = ({"outcome": {"outcome": "selected", "optionId": o}} for o in ("yes", "no"))
+    error = {"code": -32603, "message": "Internal error"}
+    assert got == [[yes, error], [no, yes]]
+
+
 async def test_elicitation_answers() -> None:
     policy = [{"action": "accept", "content": {"q": "a"}}, "decline"]
     steps = [*BASIC, *(st("prompt", session="s1", text="ask what?") for _ in range(3))]

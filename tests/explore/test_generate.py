@@ -51,6 +51,25 @@ def walk(node: Any) -> list[Any]:
     return out
 
 
+@FAST
+@given(scenarios(PAIR))
+def test_every_entry_and_answer_belongs_to_its_own_prompt(scenario: dict[str, Any]) -> None:
+    # So a turn one agent refuses or leaves stuck shifts no other turn's entries,
+    # answers or triggers (docs/explore.md).
+    prompts = {
+        s["prompt"]["as"]: s["prompt"] for s in scenario["steps"] if "prompt" in s
+    }  # fmt: skip
+    assert all(entry["prompt"] in prompts for entry in scenario.get("llm", []))
+    answers = scenario.get("client", {}).get("permission", {}).get("by_prompt", {})
+    for name in answers:
+        asks = [e for e in scenario["llm"] if e["prompt"] == name and e.get("tool_calls")]
+        assert asks, f"{name} has an answer but its turn calls no tool"
+    for prompt in prompts.values():
+        after = prompt.get("cancel", {}).get("after", {})
+        if "llm_request" in after or "tool_call" in after:
+            assert after.get("since") == "origin"
+
+
 def test_the_vocabulary_comes_from_the_schemas() -> None:
     assert set(finish_kinds()) == {"stop", "tool-calls", "max-tokens"}
     assert set(permission_replies()) == {"allow-once", "reject-once", "cancelled", "error"}
@@ -85,8 +104,8 @@ def test_generation_reaches_every_trigger_answer_finish_and_content_type() -> No
                     seen.add("status" if "status" in node["error"] else "error")
                 if "request" in node and isinstance(node["request"], dict):
                     seen.add("raw")
-            answers = scenario.get("client", {}).get("permission", [])
-            for answer in answers if isinstance(answers, list) else [answers]:
+            answers = scenario.get("client", {}).get("permission", {}).get("by_prompt", {})
+            for answer in answers.values():
                 seen.add("answer:" + (answer if isinstance(answer, str) else "late"))
 
     collect()

@@ -253,6 +253,20 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
         ],
     ),
     (
+        "permission answers for a prompt nobody names",
+        "description: x\nclient: {permission: {by_prompt: {q1: allow-once}}}\n"
+        + HEAD[len("description: a scenario\n") :]
+        + "  - prompt: {session: s1, as: p1, text: hi}\n",
+        [
+            (
+                2,
+                39,
+                "client.permission.by_prompt.q1",
+                "no prompt is named 'q1': its answers would never apply",
+            )
+        ],
+    ),
+    (
         "hanging tool with a result",
         "description: x\ntools:\n  - {name: t, hang: true, result: r}\nsteps: [{initialize: {}}]\n",
         [(3, 21, "tools[0].hang", "a hanging tool never answers, so its result is never used")],
