@@ -101,7 +101,11 @@ class Agent:
         self._repeats = RepeatTracker()
         self.cancel_grace = cancel_grace
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
-        self._inbox: list[list[dict[str, Any]]] = []
+        self._inbox: list[ev.UserMessage] = []
+        """What the next step boundary commits, in order: steered user messages and the
+        context a tool result brought (a repeat reminder, with its `source`)."""
+        self._turn = 0
+        """The running (or last) turn's number."""
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
         # Turn tasks that ignored cancellation past `cancel_grace`; their late commits
@@ -175,7 +179,7 @@ class Agent:
         """
         if not self.running:
             return False
-        self._inbox.append(content)
+        self._inbox.append(ev.user_message(str(uuid.uuid4()), self._turn, content))
         return True
 
     async def run_turn(
@@ -190,6 +194,7 @@ class Agent:
             raise TurnInProgress("a turn is already running")
         r = Route(*route)
         turn = last_turn(self.log.events()) + 1
+        self._turn = turn
         self._inbox.clear()
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
@@ -270,8 +275,9 @@ class Agent:
         while True:
             self._check_cancel()
             for queued in self._inbox:
-                self.commit(ev.user_message(str(uuid.uuid4()), turn, queued))
-                self._repeats.reset()
+                self.commit(queued)
+                if "source" not in queued:  # a user's message: repetition across it is no loop
+                    self._repeats.reset()
             self._inbox.clear()
             request = ModelRequest(
                 provider=route.provider,
@@ -345,7 +351,11 @@ class Agent:
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
         reminder = self._repeats.observe(name, raw)
         if reminder is not None:
-            self.commit(ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder))
+            # Native queues a result's context for the next step boundary, after every
+            # result of this step: committed now, it would split the step's results.
+            self._inbox.append(
+                ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder)
+            )
 
     async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
         # Native's order: the arguments' JSON round trip, then the name, then their shape.

@@ -514,6 +514,46 @@ async def test_cancel_while_an_approval_is_pending(rig: Rig, server: ParityServe
     assert [r for r in server.requests if r.path == "/tools/call"] == []
 
 
+async def test_a_repeat_reminder_waits_for_the_rest_of_its_step(
+    server: ParityServer, tmp_path: Path
+) -> None:
+    """The reminder tripped by the first call of a two-call step follows both results, as
+    native queues it for the next step boundary (scenarios/context/repeat-reminder-mid-step:
+    committed at once, it split the step and the second call read as cancelled)."""
+    server.catalog["tools"] = [
+        {"name": "alpha", "description": "a", "parameters": {"type": "object"}},
+    ]
+    provider = ParityStreamProvider(server.url)
+    router = Router([provider])
+    log = SessionStore(tmp_path / "home").create(str(tmp_path))
+    tools = ToolRegistry(await fixture_tools(provider))
+    agent = Agent(log, router, tools, ApprovalChain([]), tmp_path, lambda event: None)
+    call = [{"type": "finish", "reason": {"kind": "tool-calls"}}]
+    server.script += [
+        [*tool_call_response("alpha", "c1", {"q": 1}), *call],
+        [*tool_call_response("alpha", "c2", {"q": 1}), *call],
+        [
+            *tool_call_response("alpha", "c3", {"q": 1}),
+            *tool_call_response("alpha", "c4", {}, index=1),
+            *call,
+        ],
+        text_response("done"),
+    ]
+    try:
+        await agent.run_turn(GO, ROUTE)
+    finally:
+        await router.aclose()
+    last = server.streams()[-1].body["messages"]
+    assert [(m["role"], m.get("toolCallId")) for m in last[-4:]] == [
+        ("assistant", None),
+        ("tool", "c3"),
+        ("tool", "c4"),
+        ("user", None),
+    ]
+    assert last[-2]["content"] == last[-3]["content"]  # c4's own result, not "cancelled"
+    assert last[-1]["content"][0]["text"].startswith("You are repeating the exact same")
+
+
 async def test_the_model_view_has_context_sorted_tools_and_native_refusals(
     server: ParityServer, tmp_path: Path
 ) -> None:
