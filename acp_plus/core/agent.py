@@ -101,11 +101,7 @@ class Agent:
         self._repeats = RepeatTracker()
         self.cancel_grace = cancel_grace
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
-        self._inbox: list[ev.UserMessage] = []
-        """What the next step boundary commits, in order: steered user messages and the
-        context a tool result brought (a repeat reminder, with its `source`)."""
-        self._turn = 0
-        """The running (or last) turn's number."""
+        self._inbox: list[ev.UserMessage] = []  # committed in order at the next step boundary
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
         # Turn tasks that ignored cancellation past `cancel_grace`; their late commits
@@ -179,7 +175,8 @@ class Agent:
         """
         if not self.running:
             return False
-        self._inbox.append(ev.user_message(str(uuid.uuid4()), self._turn, content))
+        turn = last_turn(self.log.events())  # the running turn
+        self._inbox.append(ev.user_message(str(uuid.uuid4()), turn, content))
         return True
 
     async def run_turn(
@@ -194,7 +191,6 @@ class Agent:
             raise TurnInProgress("a turn is already running")
         r = Route(*route)
         turn = last_turn(self.log.events()) + 1
-        self._turn = turn
         self._inbox.clear()
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
@@ -351,11 +347,9 @@ class Agent:
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
         reminder = self._repeats.observe(name, raw)
         if reminder is not None:
-            # Native queues a result's context for the next step boundary, after every
-            # result of this step: committed now, it would split the step's results.
-            self._inbox.append(
-                ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder)
-            )
+            # As native: at the next step boundary, not between the step's results.
+            note = ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder)
+            self._inbox.append(note)
 
     async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
         # Native's order: the arguments' JSON round trip, then the name, then their shape.
