@@ -35,13 +35,14 @@ parity: $(STAMP) $(SCHEMA)
 	@echo "make parity: $(PARITY_WORKERS) worker(s) on $$(nproc) core(s) (PARITY_N=$(PARITY_N))"
 	$(BIN)/parity run -n $(PARITY_N) $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
-## make test: unit and integration tests of both packages, plus the parity suite, then
+## make test: unit and integration tests of both packages, plus the parity suite (LIVE=native:
+## native must run live, as in `make parity`; CI sets it), then
 ## the DSH plugin's node tests against the real fake LLM. Not -q: under pytest-xdist it
 ## hides the "N workers [M items]" line that says collection (some 30 s per worker) is
 ## over; count-style progress says how far the run is, and unbuffered output shows
 ## it as it happens when make's output goes to a pipe or a CI log.
 test: $(STAMP) $(SCHEMA)
-	PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --no-header -o console_output_style=count
+	PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --no-header -o console_output_style=count $(if $(LIVE),--require-live $(LIVE))
 	node --test tests/adapters/
 
 ## make explore: `parity explore` on the pairs that must agree, a fixed number of examples

@@ -17,7 +17,7 @@ from parity.scenario.errors import ScenarioError
 
 Profile = Literal["exact", "semantic", "none"]
 
-DEFAULT_TARGETS: tuple[str, ...] = ("native", "plus")
+DEFAULT_TARGETS: tuple[str, ...] = ("native", "plus", "native-rc8")
 
 DEFAULT_CATALOG: dict[str, Any] = {
     "protocol": "parity-stream/1",

@@ -28,55 +28,36 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
-PLUGIN = Path(__file__).resolve().parent / "adapters" / "dsh" / "parity-stream.mjs"
-"""Our parity-stream plugin, mounted by absolute path into every native run."""
+from parity.targets.dsh_rows import (
+    PLUGIN,
+    DshNotFound,
+    checkout_composition,
+    dump_composition,
+    installed_patch,
+    load_composition,
+)
 
 ROOT_PACKAGE = "@deepseek-ai/dsh-root"
 """The `name` in a DSH monorepo checkout's root package.json."""
 CHECKOUT_BIN = Path("packages/examples/acp-demo/src/bin.ts")
 """The checkout's ACP stdio server (`dsh-acp-demo`) and the composition it boots."""
 CHECKOUT_COMPOSITION = Path("examples/acp-agent/cordis.yml")
-ACP_ROWS = ("@deepseek-ai/dsh-acp-demo", "@deepseek-ai/dsh-acp")
-"""Plugin names of the row that mounts the ACP bridge: the app row of a checkout's
-composition (which owns persistence too), and the bare bridge row of the `acp` profile."""
-OFF_ROW_PREFIXES = ("@deepseek-ai/dsh-llm-", "@deepseek-ai/dsh-compaction-")
-"""Rows disabled in every run. `dsh-llm-*` rows register real model adapters: only the
-fake's routes may exist (a duplicate route would refuse to register). `dsh-compaction-*`
-rows summarize history when the context fills: against a scenario's small scripted
-context window (1024 tokens by default) native's own prompt would trigger an unscripted
-compaction call that eats the next script entry; native's own parity harness mounts no
-compaction either (docs/contract.md §7.1)."""
-
-TOOL_ROW_PREFIXES = (
-    "@deepseek-ai/dsh-tool-",
-    "@deepseek-ai/dsh-bash-",
-    "@deepseek-ai/dsh-subagent",
-    "@deepseek-ai/dsh-workflow-",
-    "@deepseek-ai/dsh-hooks-",
-)
-"""Rows disabled when a scenario calls no built-in tool: every model-facing tool of the
-shipped composition (bash, the fs tools, subagents, workflow, ralph, todo) and the
-hook rows that need the bash shell. With them off, native shows the model the same
-tools acp-plus does in such a run: only the scenario's fixture tools (docs/native.md,
-"The model's view")."""
-
-TOOLS_OFF_CONFIG = {"toolJobs": False, "goals": False, "skills": {"enabled": False}}
-"""The ACP app row's own tool switches (job control, goals, skills), off with the rows."""
+RUNTIME_PACKAGE = "deepseek_harness_runtime"
+"""The import package of the registry wheel `deepseek-harness-runtime-bin` (DSH's own
+Python SDK runtime), which carries DSH as one executable; the `native` extra installs it."""
 
 COMPOSITION_FILE = "dsh-composition.yml"
 PATCH_FILE = "dsh-patch.yml"
 SESSIONS_DIR = "dsh-sessions"
-
-
-class DshNotFound(Exception):
-    """No usable DSH here; the message says exactly what is missing."""
 
 
 @dataclass(frozen=True)
@@ -106,8 +87,17 @@ class Install:
 
 
 def _run_version(argv: Sequence[str]) -> str:
+    # 0.2.x's `dsh` refuses to start, even for --version, without an explicit DSH_HOME;
+    # an empty throwaway one keeps a user's own ~/.dsh out of the answer.
+    with tempfile.TemporaryDirectory(prefix="parity-dsh-version-") as home:
+        return _run_version_in(argv, {**os.environ, "DSH_HOME": home})
+
+
+def _run_version_in(argv: Sequence[str], env: Mapping[str, str]) -> str:
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=30, check=False)
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=30, check=False, env=dict(env)
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DshNotFound(f"`{' '.join(argv)}` failed: {exc}") from exc
     if done.returncode != 0:
@@ -183,59 +173,123 @@ def _cached_version(argv: tuple[str, ...]) -> str:
     return _run_version(argv)
 
 
-def locate(env: Mapping[str, str] | None = None) -> Install:
-    """The DSH named by `PARITY_DSH` (executable or checkout root), else `dsh` on PATH.
+@dataclass(frozen=True)
+class Seek:
+    """Where one DSH-family target finds its DSH, and which versions it runs
+    (`dsh = {env, versions, search}` in its target table, docs/native.md)."""
 
-    Raises `DshNotFound` saying what is missing."""
+    env: str = "PARITY_DSH"
+    """The variable naming a dsh executable or a DSH source checkout."""
+    versions: str = ""
+    """PEP 440 specifiers the DSH found must satisfy ("" takes any version)."""
+    search: bool = True
+    """Without the variable, also look in this Python's `deepseek-harness-runtime-bin`
+    package, then for `dsh` on PATH."""
+
+
+def dsh_version(text: str) -> Version:
+    """DSH's `--version` text (`0.2.1-rc.2`) as a PEP 440 version (`0.2.1rc2`)."""
+    try:
+        return Version(text.strip().removeprefix("v"))
+    except InvalidVersion:
+        raise DshNotFound(f"`--version` printed {text.strip()[:80]!r}, not a DSH version") from None
+
+
+def _in_versions(install: Install, seek: Seek) -> Install:
+    version = dsh_version(install.version)
+    if seek.versions:
+        try:
+            wanted = SpecifierSet(seek.versions, prereleases=True)
+        except InvalidSpecifier:
+            raise DshNotFound(
+                f"the target's dsh.versions {seek.versions!r} is not PEP 440"
+            ) from None
+        if version not in wanted:
+            raise DshNotFound(
+                f"{install.describe()} is not a version this target runs ({seek.versions}); "
+                "docs/native.md says which target runs which DSH"
+            )
+    return install
+
+
+def _packaged(env: Mapping[str, str]) -> Install | None:
+    """The DSH executable of this Python's `deepseek-harness-runtime-bin`, None when the
+    package is not installed; its own lookup's error (a platform without the wheel, a
+    missing or incomplete executable) is the reason the target cannot run."""
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec(RUNTIME_PACKAGE) is None:
+        return None
+    runtime = importlib.import_module(RUNTIME_PACKAGE)
+    try:
+        exe = Path(runtime.bundled_runtime_path())
+    except (OSError, ValueError) as exc:
+        raise DshNotFound(f"deepseek-harness-runtime-bin cannot run here: {exc}") from None
+    if not os.access(exe, os.X_OK):
+        raise DshNotFound(f"deepseek-harness-runtime-bin's executable {exe} is not executable")
+    return Install("installed", exe, _cached_version((str(exe), "--version")))
+
+
+def locate(env: Mapping[str, str] | None = None, seek: Seek = Seek()) -> Install:
+    """The DSH `seek` names: its variable (executable or checkout root), else (with
+    `seek.search`) the registry wheel installed beside the harness, else `dsh` on PATH;
+    it must be one of `seek.versions`. Raises `DshNotFound` saying what is missing."""
     env = os.environ if env is None else env
-    named = env.get("PARITY_DSH", "").strip()
+    return _in_versions(_find(env, seek), seek)
+
+
+def _find(env: Mapping[str, str], seek: Seek) -> Install:
+    named = env.get(seek.env, "").strip()
     if named:
         path = Path(named).expanduser().resolve()
         if path.is_dir():
             return _checkout(path, env)
         if path.is_file() and os.access(path, os.X_OK):
             return Install("installed", path, _cached_version((str(path), "--version")))
-        raise DshNotFound(f"PARITY_DSH={named} is neither a dsh executable nor a DSH checkout")
+        raise DshNotFound(f"{seek.env}={named} is neither a dsh executable nor a DSH checkout")
+    if not seek.search:
+        raise DshNotFound(
+            f"{seek.env} is unset: set it to a DSH {seek.versions or ''} executable or source "
+            "checkout (docs/native.md)"
+        )
+    packaged = _packaged(env)
+    if packaged is not None:
+        return packaged
     found = shutil.which("dsh", path=env.get("PATH", ""))
     if found is None:
         raise DshNotFound(
-            "DSH not found: no dsh on PATH and PARITY_DSH is unset "
-            "(set it to a dsh executable or a DSH source checkout; see docs/native.md)"
+            f"DSH not found: {seek.env} is unset, deepseek-harness-runtime-bin is not "
+            "installed in this Python (`make native`, or pip install 'acp-parity[native]'), "
+            "and there is no dsh on PATH (docs/native.md)"
         )
     return Install("installed", Path(found), _cached_version((found, "--version")))
 
 
-# -- the run's configuration (pure) -----------------------------------------------------
-
-
-class JsExpr(str):
-    """A `!!js` scalar of a cordis composition: kept verbatim, emitted with its tag."""
-
-
-class _Loader(yaml.SafeLoader):
-    pass
-
-
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-_JS_TAG = "tag:yaml.org,2002:js"
-_Loader.add_constructor(_JS_TAG, lambda loader, node: JsExpr(loader.construct_scalar(node)))  # type: ignore[arg-type]
-_Dumper.add_representer(JsExpr, lambda dumper, value: dumper.represent_scalar(_JS_TAG, str(value)))
-
-
-def load_composition(text: str) -> list[dict[str, Any]]:
-    """A cordis composition's rows (`!!js` expressions preserved as `JsExpr`)."""
-    rows = yaml.load(text, Loader=_Loader)  # a SafeLoader with one extra tag
-    if not isinstance(rows, list):
-        raise DshNotFound("the DSH composition is not a list of rows")
-    return [row for row in rows if isinstance(row, dict)]
-
-
-def dump_composition(rows: Any) -> str:
-    """YAML for a composition or a patch, `!!js` tags intact."""
-    return yaml.dump(rows, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+@functools.cache
+def profile_rows(exe: Path) -> tuple[dict[str, Any], ...]:
+    """The rows an installed dsh's `acp` profile mounts (`--profile acp --dump-config`,
+    in a throwaway DSH_HOME so no user layer is read); once per executable and process."""
+    with tempfile.TemporaryDirectory(prefix="parity-dsh-config-") as home:
+        argv = [str(exe), "--profile", "acp", "--dump-config"]
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+                env={**os.environ, "DSH_HOME": home},
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise DshNotFound(f"`{' '.join(argv)}` failed: {exc}") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [""]
+        raise DshNotFound(f"`{' '.join(argv)}` exited {done.returncode}: {tail[0]}")
+    try:
+        return tuple(load_composition(done.stdout))
+    except DshNotFound as exc:
+        raise DshNotFound(f"`{' '.join(argv)}`: {exc}") from None
 
 
 def route(catalog: Mapping[str, Any]) -> tuple[str, str]:
@@ -246,74 +300,6 @@ def route(catalog: Mapping[str, Any]) -> tuple[str, str]:
         if models:
             return str(provider["id"]), str(models[0]["id"])
     raise DshNotFound("the scenario's catalog declares no provider with a model")
-
-
-def checkout_composition(
-    base_rows: Sequence[Mapping[str, Any]],
-    base_path: Path,
-    *,
-    provider: str,
-    model: str,
-    sessions: Path,
-    plugin: Path = PLUGIN,
-    builtin_tools: bool = True,
-) -> list[dict[str, Any]]:
-    """The composition one checkout run boots: the shipped one included, with its model
-    and compaction rows disabled (`OFF_ROW_PREFIXES`), its ACP app row re-pointed, and
-    our plugin inserted. Without `builtin_tools`, the tool rows are off too
-    (`TOOL_ROW_PREFIXES`, `TOOLS_OFF_CONFIG`).
-
-    A config patch replaces a row's whole config, so the ACP row's shipped config is
-    restated with only the route and persistence keys changed (the persona and
-    workspace-context settings stay as the checkout ships them)."""
-    patches: list[dict[str, Any]] = []
-    # A patch names its row by id: rows without one (an `insert` list) cannot be patched.
-    base_rows = [row for row in base_rows if isinstance(row.get("id"), str)]
-    acp = [row for row in base_rows if row.get("name") in ACP_ROWS]
-    if not acp:
-        raise DshNotFound(f"{base_path} has no ACP row ({' or '.join(ACP_ROWS)})")
-    off = OFF_ROW_PREFIXES if builtin_tools else OFF_ROW_PREFIXES + TOOL_ROW_PREFIXES
-    for row in base_rows:
-        name = str(row.get("name", ""))
-        if name.startswith(off) and not row.get("disabled"):
-            patches.append({"id": row["id"], "name": name, "disabled": True})
-    for row in acp:
-        config = dict(row.get("config") or {}) | {"provider": provider, "model": model}
-        if row["name"] == ACP_ROWS[0]:
-            config |= {"persistenceRoot": str(sessions), "persistenceCompression": "none"}
-            if not builtin_tools:
-                config |= TOOLS_OFF_CONFIG
-        patches.append({"id": row["id"], "name": row["name"], "config": config})
-    patches.append({"insert": [{"id": "parity-stream", "name": str(plugin)}]})
-    return [
-        {
-            "id": "parity-base",
-            "name": "@deepseek-ai/cordis-plugin-include",
-            "config": {"path": str(base_path), "patches": patches},
-        }
-    ]
-
-
-def installed_patch(
-    *, provider: str, model: str, sessions: Path, plugin: Path = PLUGIN
-) -> list[dict[str, Any]]:
-    """The `--patch` file for an installed `dsh --profile acp` (docs/contract.md §8.3):
-    the real DeepSeek row off, the bridge row on the fake's route, persistence in the run,
-    our plugin inserted. Row ids are the `acp` profile's; see docs/native.md for what is
-    confirmed on which DSH version."""
-    return [
-        {"id": "llm-deepseek", "name": "@deepseek-ai/dsh-llm-deepseek-api-key", "disabled": True},
-        {
-            "id": "acp",
-            "name": "@deepseek-ai/dsh-acp",
-            "config": {"provider": provider, "model": model},
-        },
-        {
-            "id": "session-persistence-jsonl",
-            "config": {"root": str(sessions), "compression": "none"},
-        },
-        {"insert": [{"id": "parity-stream", "name": str(plugin)}]},
-    ]
 
 
 @dataclass(frozen=True)
@@ -348,7 +334,8 @@ def launch(
     env: Mapping[str, str],
     builtin_tools: bool = True,
 ) -> DshLaunch:
-    """The launch of one native run (reads the checkout's shipped composition).
+    """The launch of one native run (reads the shipped composition: a checkout's file,
+    or what an installed dsh's `acp` profile prints).
     `builtin_tools` False shows the model only the scenario's fixture tools."""
     provider, model = route(catalog)
     sessions = home / SESSIONS_DIR
@@ -367,20 +354,32 @@ def launch(
     run_env.update(env)
     argv: tuple[str, ...]
     if install.layout == "installed":
-        text = dump_composition(installed_patch(provider=provider, model=model, sessions=sessions))
+        patch = installed_patch(
+            profile_rows(install.path),
+            provider=provider,
+            model=model,
+            sessions=sessions,
+            plugin=PLUGIN,
+            builtin_tools=builtin_tools,
+        )
+        text = dump_composition(patch)
         argv = (str(install.path), "--profile", "acp", "--patch", str(home / PATCH_FILE))
         return DshLaunch(argv, run_env, {PATCH_FILE: text}, {"dsh": str(install.path.parent)})
     root = install.path
     base_path = root / CHECKOUT_COMPOSITION
-    rows = load_composition(base_path.read_text(encoding="utf-8"))
-    composition = checkout_composition(
-        rows,
-        base_path,
-        provider=provider,
-        model=model,
-        sessions=sessions,
-        builtin_tools=builtin_tools,
-    )
+    try:
+        rows = load_composition(base_path.read_text(encoding="utf-8"))
+        composition = checkout_composition(
+            rows,
+            base_path,
+            provider=provider,
+            model=model,
+            sessions=sessions,
+            plugin=PLUGIN,
+            builtin_tools=builtin_tools,
+        )
+    except DshNotFound as exc:
+        raise DshNotFound(f"{base_path}: {exc}") from None
     assert install.node is not None
     argv = (
         install.node,

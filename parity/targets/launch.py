@@ -99,7 +99,7 @@ def plan(
     }
     env = {k: render(v, values) for k, v in spec.env.items()}
     if spec.launcher == "dsh":
-        install = dsh.locate()
+        install = dsh.locate(seek=spec.dsh)
         kit = dsh.launch(
             install,
             llm_base=values["llm_base"],
@@ -131,7 +131,7 @@ def availability(spec: TargetSpec, repo: Path) -> str | None:
     """None when the target can run here, else the exact reason it cannot."""
     if spec.launcher == "dsh":
         try:
-            dsh.locate()
+            dsh.locate(seek=spec.dsh)
         except dsh.DshNotFound as exc:
             return str(exc)
     values = static_values(repo)
@@ -177,6 +177,6 @@ def describe(targets: Mapping[str, TargetSpec], root: Path) -> list[tuple[str, s
         reason = availability(spec, root)
         detail = reason or f"{spec.family}, {spec.dialect}, tools via {spec.fixture_tools}"
         if reason is None and spec.launcher == "dsh":
-            detail += f"; {dsh.locate().describe()}"
+            detail += f"; {dsh.locate(seek=spec.dsh).describe()}"
         rows.append((name, "unavailable" if reason else "available", detail))
     return rows

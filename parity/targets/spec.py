@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Literal, cast
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from parity.fakellm.dialects import DIALECTS
 from parity.scenario.model import ExpectedProblem
+from parity.targets.dsh import Seek
 from parity.targets.tolerances import TableError, parse_expect_problems, parse_timeouts
 
 FAMILIES = ("dsh", "peer")
@@ -94,6 +97,9 @@ class TargetSpec:
     """ACP methods the agent does not implement -> why (a version fact: native 0.1.0-rc.8
     ignores `$/cancel_request`). `parity explore` sends none of them to a pair with this
     target and says so; scenarios that send them declare what follows."""
+    dsh: Seek = field(default_factory=Seek)
+    """`launcher = "dsh"` only: where this target finds its DSH and which versions it
+    runs (`dsh = {env, versions, search}`; two natives side by side, docs/native.md)."""
     known_differences: tuple[Mapping[str, Any], ...] = ()
     """This target's own known differences, as written (`[[targets.X.known_differences]]`,
     entries of docs/known-differences.md without `target`); checked and loaded with the
@@ -153,6 +159,7 @@ _KEYS = {
     "expect_problems",
     "ignores",
     "known_differences",
+    "dsh",
 }
 
 
@@ -208,6 +215,7 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
                 f"{where}: `known_differences[{i}]`: an entry of a target table is that "
                 "target's: no `target` or `family`"
             )
+    seek = _seek(table.get("dsh", {}), where)
     return TargetSpec(
         name=name,
         family=family,
@@ -228,7 +236,36 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         expect_problems=expected,
         ignores=_ignores(table.get("ignores", {}), where),
         known_differences=tuple(dict(k) for k in known),
+        dsh=seek,
     )
+
+
+def _seek(value: Any, where: str) -> Seek:
+    """`dsh = {env = "PARITY_DSH", versions = ">=0.2.0a0", search = true}`."""
+    if not isinstance(value, Mapping) or value.keys() - {"env", "versions", "search"}:
+        raise TargetConfigError(
+            f"{where}: `dsh` must be a table of env, versions and search, got {value!r}"
+        )
+    env, versions, search = (
+        value.get("env", "PARITY_DSH"),
+        value.get("versions", ""),
+        value.get("search", True),
+    )
+    if (
+        not isinstance(env, str)
+        or not env
+        or not isinstance(versions, str)
+        or not isinstance(search, bool)
+    ):
+        raise TargetConfigError(
+            f"{where}: `dsh.env` is a variable name, `dsh.versions` PEP 440 specifiers, "
+            f"`dsh.search` true or false, got {value!r}"
+        )
+    try:
+        SpecifierSet(versions)
+    except InvalidSpecifier:
+        raise TargetConfigError(f"{where}: `dsh.versions` {versions!r} is not PEP 440") from None
+    return Seek(env=env, versions=versions, search=search)
 
 
 def _ignores(value: Any, where: str) -> dict[str, str]:

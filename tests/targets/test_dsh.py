@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ import pytest
 
 from parity.config.project import load_config
 from parity.targets import dsh
-from parity.targets.dsh import DshNotFound, Install, JsExpr
+from parity.targets.dsh import DshNotFound, Install
+from parity.targets.dsh_rows import JsExpr
 from parity.targets.launch import availability, plan
 from parity.targets.spec import TargetConfigError, parse_target
 
@@ -70,10 +72,35 @@ def _fresh_version_cache() -> Iterator[None]:
     dsh._cached_version.cache_clear()
 
 
+PROFILE = """\
+# == @deepseek-ai/dsh-base
+- id: llm-deepseek
+  name: '@deepseek-ai/dsh-llm-deepseek-api-key'
+- id: tool-bash
+  name: '@deepseek-ai/dsh-tool-bash'
+  disabled: !!js process.platform === 'win32'
+- id: session-persistence-jsonl
+  name: '@deepseek-ai/dsh-session-persistence-jsonl'
+  config:
+    root: !!js dshHomePath('sessions')
+- id: acp
+  name: '@deepseek-ai/dsh-acp'
+  config:
+    provider: deepseek-official
+    model: deepseek-v4-flash
+"""
+"""What a fake installed dsh prints for `--profile acp --dump-config` (0.2.x's shape)."""
+
+
 def _script(path: Path, output: str) -> Path:
-    """An executable shell script printing `output` (whatever its arguments)."""
+    """An executable shell script printing `output` (its `acp` profile, `PROFILE`, when
+    asked for `--dump-config`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"#!/bin/sh\necho '{output}'\n", encoding="utf-8")
+    path.write_text(
+        f"#!/bin/sh\ncase \"$*\" in *--dump-config*) cat <<'EOF'\n{PROFILE}EOF\n"
+        f"exit 0;; esac\necho '{output}'\n",
+        encoding="utf-8",
+    )
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return path
 
@@ -163,6 +190,16 @@ def test_long_js_scalar_round_trips_verbatim() -> None:
     value = dsh.load_composition(text)[0]["config"]["v"]
     assert isinstance(value, JsExpr)
     assert value == expr
+
+
+_real_packaged = dsh._packaged
+
+
+@pytest.fixture(autouse=True)
+def _no_packaged_dsh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's own venv may carry the DSH wheel; these tests look only where each
+    one says (tests of the wheel lookup install their own fake package)."""
+    monkeypatch.setattr(dsh, "_packaged", lambda env: None)
 
 
 def test_load_composition_rejects_non_list() -> None:
@@ -384,10 +421,17 @@ def test_route_without_models(catalog: dict[str, Any]) -> None:
 
 def test_installed_patch_shape(tmp_path: Path) -> None:
     patch = dsh.installed_patch(
-        provider="mock", model="mock-1", sessions=tmp_path / "s", plugin=tmp_path / "p.mjs"
+        dsh.load_composition(PROFILE),
+        provider="mock",
+        model="mock-1",
+        sessions=tmp_path / "s",
+        plugin=tmp_path / "p.mjs",
+        builtin_tools=False,
     )
     assert patch == [
         {"id": "llm-deepseek", "name": "@deepseek-ai/dsh-llm-deepseek-api-key", "disabled": True},
+        # A `!!js` disabled expression may be false at run time: the row is switched off.
+        {"id": "tool-bash", "name": "@deepseek-ai/dsh-tool-bash", "disabled": True},
         {
             "id": "acp",
             "name": "@deepseek-ai/dsh-acp",
@@ -395,11 +439,23 @@ def test_installed_patch_shape(tmp_path: Path) -> None:
         },
         {
             "id": "session-persistence-jsonl",
+            "name": "@deepseek-ai/dsh-session-persistence-jsonl",
             "config": {"root": str(tmp_path / "s"), "compression": "none"},
         },
         {"insert": [{"id": "parity-stream", "name": str(tmp_path / "p.mjs")}]},
     ]
     assert dsh.load_composition(dsh.dump_composition(patch)) == patch
+
+
+def test_installed_patch_keeps_tool_rows_when_the_scenario_calls_them(tmp_path: Path) -> None:
+    patch = dsh.installed_patch(
+        dsh.load_composition(PROFILE),
+        provider="m",
+        model="m",
+        sessions=tmp_path,
+        builtin_tools=True,
+    )
+    assert not [p for p in patch if p.get("id") == "tool-bash"]
 
 
 # -- locate ------------------------------------------------------------------------------
@@ -608,7 +664,10 @@ def test_launch_installed(tmp_path: Path) -> None:
     assert kit.env["DSH_PERMISSION_MODE"] == "workspace-write"
     assert "TSX_TSCONFIG_PATH" not in kit.env
     assert dsh.load_composition(kit.files["dsh-patch.yml"]) == dsh.installed_patch(
-        provider="mock", model="mock-1", sessions=home / "dsh-sessions"
+        dsh.load_composition(PROFILE),
+        provider="mock",
+        model="mock-1",
+        sessions=home / "dsh-sessions",
     )
     assert kit.paths == {"dsh": str(exe.parent)}
 
@@ -714,3 +773,83 @@ def test_native_runs_keep_what_node_and_tsx_compile_outside_the_run(
     assert "NODE_COMPILE_CACHE" not in launch.env and not launch.tmp_links
     assert compile_cache({"PARITY_NATIVE_CACHE": "/c"}) == Path("/c")
     assert compile_cache({"HOME": "/home/u"}) == Path("/home/u/.cache/acp-parity/native")
+
+
+# -- two natives: versions, the registry wheel, bad executables -----------------------
+
+
+def test_a_dsh_outside_the_targets_versions_is_refused_with_the_reason(tmp_path: Path) -> None:
+    exe = _script(tmp_path / "tools" / "dsh", "0.1.0-rc.8")
+    seek = dsh.Seek(versions=">=0.2.0a0")
+    with pytest.raises(
+        DshNotFound, match=r"DSH 0\.1\.0-rc\.8, .* not a version this target runs \(>=0\.2\.0a0\)"
+    ):
+        dsh.locate(_env(tmp_path, PARITY_DSH=str(exe)), seek)
+    assert dsh.locate(_env(tmp_path, PARITY_DSH=str(exe)), dsh.Seek(versions="==0.1.0rc8"))
+
+
+def test_a_foreign_executable_is_not_a_dsh(tmp_path: Path) -> None:
+    exe = _script(tmp_path / "tools" / "dsh", "GNU bash, version 5.2")
+    with pytest.raises(DshNotFound, match="not a DSH version"):
+        dsh.locate(_env(tmp_path, PARITY_DSH=str(exe)), dsh.Seek(versions=">=0.2.0a0"))
+
+
+def test_a_truncated_executable_says_why(tmp_path: Path) -> None:
+    exe = tmp_path / "dsh"
+    exe.write_bytes(b"\x7fELF\x02\x01\x01\x00")  # the first bytes of an executable, cut off
+    exe.chmod(0o755)
+    with pytest.raises(DshNotFound, match=r"failed: .*Exec format error"):
+        dsh.locate(_env(tmp_path, PARITY_DSH=str(exe)))
+
+
+def test_a_target_without_search_looks_only_at_its_variable(tmp_path: Path) -> None:
+    exe = _script(tmp_path / "tools" / "dsh", "0.1.0-rc.8")
+    seek = dsh.Seek(env="PARITY_DSH_RC8", versions="==0.1.0rc8", search=False)
+    with pytest.raises(DshNotFound, match="PARITY_DSH_RC8 is unset"):
+        dsh.locate({"PATH": str(exe.parent)}, seek)
+
+
+def _fake_runtime(tmp_path: Path, body: str) -> Path:
+    """A fake `deepseek_harness_runtime` package on sys.path, whose lookup is `body`."""
+    package = tmp_path / "site" / "deepseek_harness_runtime"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(body, encoding="utf-8")
+    return package.parent
+
+
+def test_the_registry_wheel_beside_the_harness_is_found_without_parity_dsh(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exe = _script(tmp_path / "runtime" / "dsh-runtime", "0.2.1-rc.2")
+    site = _fake_runtime(tmp_path, f"def bundled_runtime_path():\n    return {str(exe)!r}\n")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "deepseek_harness_runtime", raising=False)
+    monkeypatch.setattr(dsh, "_packaged", _real_packaged)
+    install = dsh.locate(_env(tmp_path), dsh.Seek(versions=">=0.2.0a0"))
+    assert (install.layout, install.path, install.version) == ("installed", exe, "0.2.1-rc.2")
+
+
+def test_a_platform_without_the_wheel_gets_its_lookup_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _fake_runtime(
+        tmp_path,
+        "def bundled_runtime_path():\n"
+        "    raise FileNotFoundError('no bundled DeepSeek Harness SDK runtime '\n"
+        "        'exists for this platform')\n",
+    )
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.delitem(sys.modules, "deepseek_harness_runtime", raising=False)
+    monkeypatch.setattr(dsh, "_packaged", _real_packaged)
+    with pytest.raises(DshNotFound, match=r"cannot run here: no bundled .* for this platform"):
+        dsh.locate(_env(tmp_path))
+
+
+def test_dsh_table_of_a_target_is_checked() -> None:
+    spec = parse_target(
+        "n", {**TABLE, "launcher": "dsh", "dsh": {"env": "X", "versions": "==1"}}, "p"
+    )
+    assert spec.dsh == dsh.Seek(env="X", versions="==1")
+    for bad in ({"versions": "newest"}, {"env": ""}, {"search": "yes"}, {"other": 1}, "x"):
+        with pytest.raises(TargetConfigError, match="dsh"):
+            parse_target("n", {**TABLE, "launcher": "dsh", "dsh": bad}, "p")

@@ -120,12 +120,26 @@ export function canonicalMessages(messages) {
   return out
 }
 
+/** A system message's text: its text blocks joined, as DSH renders it for a provider. */
+function systemText(message) {
+  if (typeof message.content === 'string') return message.content
+  return message.content.filter(block => block.type === 'text').map(block => block.text).join('\n')
+}
+
 /** GenerateOptions -> the canonical `/stream` body; absent optionals stay absent. */
 export function canonicalRequest(options) {
   const body = { provider: options.provider, model: options.model }
   if (options.reasoningEffort !== undefined) body.reasoningEffort = options.reasoningEffort
-  if (options.system !== undefined) body.system = options.system
-  body.messages = canonicalMessages(options.messages ?? [])
+  // 0.2.x carries the system prompt as leading `system` messages, rc.8 as `system`; the
+  // canonical request has one `system` text either way. A system message after the
+  // first other message stays in place, so a mid-conversation update is still seen.
+  const messages = [...(options.messages ?? [])]
+  const leading = []
+  while (messages.length > 0 && messages[0].role === 'system') leading.push(messages.shift())
+  const system = options.system ?? (leading.length === 0 ? undefined : leading.map(systemText).join('\n\n'))
+  if (options.system !== undefined) messages.unshift(...leading)
+  if (system !== undefined) body.system = system
+  body.messages = canonicalMessages(messages)
   if (options.tools !== undefined) {
     body.tools = options.tools.map(tool => ({
       name: tool.name,
@@ -275,6 +289,15 @@ export function makeAdapter(base, providers) {
       // DSH requires `id === model`; an uncatalogued model resolves with bare metadata.
       const bare = { provider: id, id: model, name: model, inputModalities: ['text'] }
       return Promise.resolve(found === undefined ? bare : resolvedModel(id, found))
+    },
+    // 0.2.x's base adapter class answers these two; the plugin has no runtime imports
+    // to extend it, so it restates the base's defaults: no image pricing, images as given.
+    imageRequestPricing: () => undefined,
+    imageRequestTarget: (_id, _model, image) => ({ width: image.width, height: image.height, maxBytes: image.bytes }),
+    // 0.2.x's adapter seam: one call resolves its model and streams through the same
+    // registration (rc.8 calls `resolveModel` and `stream` directly).
+    async prepareCall(id, model, _signal) {
+      return { model: await this.resolveModel(id, model), stream: options => streamChunks(base, options) }
     },
     stream: options => streamChunks(base, options),
   }
