@@ -361,6 +361,7 @@ def launch(
             sessions=sessions,
             plugin=PLUGIN,
             builtin_tools=builtin_tools,
+            catalog=catalog,
         )
         text = dump_composition(patch)
         argv = (str(install.path), "--profile", "acp", "--patch", str(home / PATCH_FILE))
@@ -377,6 +378,7 @@ def launch(
             sessions=sessions,
             plugin=PLUGIN,
             builtin_tools=builtin_tools,
+            catalog=catalog,
         )
     except DshNotFound as exc:
         raise DshNotFound(f"{base_path}: {exc}") from None

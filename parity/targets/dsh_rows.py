@@ -53,6 +53,7 @@ TOOLS_OFF_CONFIG = {"toolJobs": False, "goals": False, "skills": {"enabled": Fal
 """A checkout app row's own tool switches (job control, goals, skills), off with the rows."""
 
 PARITY_ROW_ID = "parity-stream"
+SESSION_LIST_PAGE_SIZE = 2
 PLUGIN = Path(__file__).resolve().parent / "adapters" / "dsh" / "parity-stream.mjs"
 """Our parity-stream plugin, mounted by absolute path into every native run."""
 
@@ -103,6 +104,7 @@ def row_patches(
     sessions: Path,
     plugin: Path,
     builtin_tools: bool,
+    catalog: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The patch list that turns DSH's shipped composition into one run's (see module).
 
@@ -123,6 +125,10 @@ def row_patches(
             patches.append({"id": row["id"], "name": name, "disabled": True})
     for row in acp:
         config = dict(row.get("config") or {}) | {"provider": provider, "model": model}
+        if row["name"] == ACP_ROWS[1]:
+            # Small pages, as acp-plus's targets set them, so scenarios/sessions/list-paging
+            # exercises the keyset cursor with a handful of sessions (contract 1.6).
+            config["sessionListPageSize"] = SESSION_LIST_PAGE_SIZE
         if row["name"] == ACP_ROWS[0]:
             config |= {"persistenceRoot": str(sessions), "persistenceCompression": "none"}
             if not builtin_tools:
@@ -132,7 +138,12 @@ def row_patches(
         if row.get("name") == PERSISTENCE_ROW:
             config = dict(row.get("config") or {}) | {"root": str(sessions), "compression": "none"}
             patches.append({"id": row["id"], "name": PERSISTENCE_ROW, "config": config})
-    patches.append({"insert": [{"id": PARITY_ROW_ID, "name": str(plugin)}]})
+    # The plugin registers the catalog's routes from its row config before its first
+    # await: 0.2.x answers session/new while plugins still activate (parity-stream.mjs).
+    ours: dict[str, Any] = {"id": PARITY_ROW_ID, "name": str(plugin)}
+    if catalog is not None:
+        ours["config"] = {"catalog": dict(catalog)}
+    patches.append({"insert": [ours]})
     return patches
 
 
@@ -145,6 +156,7 @@ def checkout_composition(
     sessions: Path,
     plugin: Path = PLUGIN,
     builtin_tools: bool = True,
+    catalog: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The composition one checkout run boots: the shipped one at `base_path` included,
     with `row_patches` as the include's patches."""
@@ -155,6 +167,7 @@ def checkout_composition(
         sessions=sessions,
         plugin=plugin,
         builtin_tools=builtin_tools,
+        catalog=catalog,
     )
     return [
         {
@@ -173,6 +186,7 @@ def installed_patch(
     sessions: Path,
     plugin: Path = PLUGIN,
     builtin_tools: bool = True,
+    catalog: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The `--patch` file for an installed `dsh --profile acp` (docs/contract.md §8.3),
     over the rows that profile prints with `--dump-config`."""
@@ -183,4 +197,5 @@ def installed_patch(
         sessions=sessions,
         plugin=plugin,
         builtin_tools=builtin_tools,
+        catalog=catalog,
     )

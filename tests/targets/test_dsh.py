@@ -356,7 +356,12 @@ def test_checkout_composition_bare_acp_row_gets_route_only(tmp_path: Path) -> No
         )
     )
     acp = next(p for p in patches if p.get("id") == "acp")
-    assert acp["config"] == {"provider": "mock", "model": "m", "persona": "p()"}
+    assert acp["config"] == {
+        "provider": "mock",
+        "model": "m",
+        "persona": "p()",
+        "sessionListPageSize": 2,
+    }
     assert "persistenceRoot" not in acp["config"]
 
 
@@ -435,7 +440,7 @@ def test_installed_patch_shape(tmp_path: Path) -> None:
         {
             "id": "acp",
             "name": "@deepseek-ai/dsh-acp",
-            "config": {"provider": "mock", "model": "mock-1"},
+            "config": {"provider": "mock", "model": "mock-1", "sessionListPageSize": 2},
         },
         {
             "id": "session-persistence-jsonl",
@@ -668,6 +673,7 @@ def test_launch_installed(tmp_path: Path) -> None:
         provider="mock",
         model="mock-1",
         sessions=home / "dsh-sessions",
+        catalog=CATALOG,
     )
     assert kit.paths == {"dsh": str(exe.parent)}
 

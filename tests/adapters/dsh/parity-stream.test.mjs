@@ -412,6 +412,17 @@ describe('the catalog protocol version', () => {
     await assert.rejects(fetchCatalog(base), /speaks undefined; this plugin implements only parity-stream\/1/)
   })
 
+  test('with the catalog in its row config, apply registers before the served catalog arrives', T, async () => {
+    catalog = { protocol: 'parity-stream/1', providers }
+    const { ctx, seen } = fakeCtx()
+    const applied = apply(ctx, { baseUrl: base, catalog: { providers } })
+    // 0.2.x answers session/new while plugins activate: the route exists before any await.
+    assert.deepEqual(seen.adapters.map(entry => entry.ids), [providers.map(p => p.id)])
+    await applied
+    const model = await seen.adapters[0].adapter.resolveModel(providers[0].id, 'x')
+    assert.equal(model.id, 'x')
+  })
+
   test('apply refuses a foreign protocol before registering anything', T, async () => {
     catalog = { protocol: 'parity-stream/2', providers }
     const { ctx, seen } = fakeCtx()

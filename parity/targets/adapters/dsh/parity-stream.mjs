@@ -442,10 +442,41 @@ export function baseUrl(config, env = process.env) {
   return base.replace(/\/+$/, '')
 }
 
+/**
+ * Register the catalog's routes and tools before the first await: 0.2.x serves ACP while
+ * plugins still activate, so a `session/new` could otherwise find no adapter for its
+ * route. The launch kit passes the run's catalog as the row's `config.catalog` for that;
+ * the catalog fetched from the server (the wire's own start, and its protocol check)
+ * stays the one every model call and tool uses, and a call waits for it.
+ */
 export async function apply(ctx, config) {
   const base = baseUrl(config)
-  const catalog = await fetchCatalog(base)
-  ctx.llm.registerAdapter(catalog.providers.map(provider => provider.id), makeAdapter(base, catalog.providers))
+  const fetched = fetchCatalog(base)
+  const declared = config?.catalog
+  if (declared === undefined) return register(ctx, base, await fetched)
+  fetched.catch(() => {}) // a failed fetch fails each call below, not the whole process
+  register(ctx, base, {
+    providers: declared.providers ?? [],
+    tools: declared.tools ?? [],
+  }, fetched)
+  await fetched
+}
+
+function register(ctx, base, catalog, fetched) {
+  const adapter = makeAdapter(base, catalog.providers)
+  if (fetched !== undefined) {
+    // Every adapter call reads the served catalog, once it has arrived.
+    const live = fetched.then(served => makeAdapter(base, served.providers))
+    for (const method of ['listModels', 'resolveModel', 'prepareCall']) {
+      adapter[method] = async (...args) => (await live)[method](...args)
+    }
+    const stream = adapter.stream
+    adapter.stream = options => (async function* () {
+      await live
+      yield* stream(options)
+    })()
+  }
+  ctx.llm.registerAdapter(catalog.providers.map(provider => provider.id), adapter)
   const asking = new Set()
   for (const spec of catalog.tools) {
     ctx.tools.register(toolDefinition(base, spec, ctx))
