@@ -18,6 +18,7 @@ MODULES = (
     "bench.bench_sandbox",
     "bench.bench_explore",
     "bench.bench_native",
+    "bench.bench_natives",
     "bench.bench_shards",
 )
 

@@ -1,11 +1,12 @@
 """Native start-up: a native run with and without the launch kit's compile cache.
 
-Run from the repository root with a DSH checkout: `PARITY_DSH=<checkout> PARITY_NODE=<node>
+Run from the repository root with a DSH checkout: `PARITY_DSH_RC8=<checkout> PARITY_NODE=<node>
 python -m bench.bench_native [--rounds N]`. Without DSH it says so and exits 0 (`make
 bench` on a machine without it).
 
 Each round runs `baseline/handshake` (spawn, `initialize`, shutdown: the run is the
-start-up) on `native` twice, in alternating order: once with `PARITY_NATIVE_CACHE=off`
+start-up) on `native-rc8` (the checkout, whose TypeScript the cache is for) twice,
+in alternating order: once with `PARITY_NATIVE_CACHE=off`
 (every run transforms DSH's TypeScript anew, as before the cache) and once with a cache
 directory of the bench's own, warmed by one uncounted run (`parity.targets.native_cache`).
 It prints the medians, their ratio and the median of the per-round ratios, and the cold
@@ -34,7 +35,7 @@ def timed(runner: Runner, cache: str) -> float:
     scenario = load_scenario(config.scenarios_dir / f"{SCENARIO}.yaml")
     os.environ["PARITY_NATIVE_CACHE"] = cache
     start = time.monotonic()
-    transcript, _ = runner.run_once(scenario, "native")
+    transcript, _ = runner.run_once(scenario, "native-rc8")
     elapsed = time.monotonic() - start
     if transcript.problems:
         raise SystemExit(f"bench_native: the run had problems: {transcript.problems}")
@@ -47,7 +48,7 @@ def main() -> int:
     args = parser.parse_args()
     config = load_config(Path.cwd())
     with Runner(config) as runner, tempfile.TemporaryDirectory(prefix="bench-native-") as d:
-        why = runner.unavailable("native")
+        why = runner.unavailable("native-rc8")
         if why is not None:
             print(f"bench_native: native cannot run here ({why}); nothing measured")
             return 0

@@ -34,6 +34,7 @@ from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
 from parity.engine.store import read_view
+from parity.fakellm.parity_stream import catalog as served_catalog
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
@@ -187,7 +188,9 @@ class Runner:
                 spec,
                 self.config.root,
                 run.base_url,
-                scenario.catalog,
+                # What GET /catalog serves (the fixture tools too): the native plugin
+                # registers it before the served one arrives (parity/targets/dsh_rows.py).
+                served_catalog(scenario.catalog, scenario.tools),
                 builtin_tools=scenario.calls_builtin_tools,
             )
             transcript: Transcript = asyncio.run(
