@@ -36,8 +36,11 @@ def owned_name(stem: str, pid: int | None = None, ns: int | None = None) -> str:
     """`parity-p<pid>n<namespace>-<stem>`: a name that says which process owns the
     directory (`ns` defaults to this process's pid namespace)."""
     ns = pid_namespace() if ns is None else ns
-    mark = f"n{ns}" if ns is not None else ""
-    return f"parity-p{os.getpid() if pid is None else pid}{mark}-{stem}"
+    # Fixed widths (a pid fits 7 digits, a namespace inode 10): a run's paths have the
+    # same length in every run, and an agent that counts the tokens of a prompt naming
+    # its workdir (native 0.2.x's usage_update) reports the same number every time.
+    mark = f"n{ns:010d}" if ns is not None else ""
+    return f"parity-p{os.getpid() if pid is None else pid:07d}{mark}-{stem}"
 
 
 def owner(name: str) -> int | None:

@@ -172,7 +172,8 @@ class Runner:
         whose model calls go to that provider (`parity.capture`)."""
         spec = self.spec(target)
         fake = self._fakellm()
-        run_id = f"p{os.getpid()}r{next(self._ids)}"
+        # Fixed width, like the run directory that carries it (`parity.driver.stale`).
+        run_id = f"p{os.getpid():07d}r{next(self._ids):06d}"
         run = fake.open_run(
             run_id,
             llm=scenario.script_for(target),

@@ -28,7 +28,10 @@ def dead_pid() -> int:
 
 
 def test_owner_is_read_from_the_name() -> None:
-    assert owned_name("test-abc", pid=42, ns=7) == "parity-p42n7-test-abc"
+    assert owned_name("test-abc", pid=42, ns=7) == "parity-p0000042n0000000007-test-abc"
+    assert owner(owned_name("test-abc", pid=42, ns=7)) == 42
+    # Every name has one length, whatever the pid: a run's paths never vary in length.
+    assert len(owned_name("x", pid=1, ns=1)) == len(owned_name("x", pid=4194304, ns=4026531836))
     assert owner("parity-p42n7-test-abc") == 42
     assert owner("parity-p42-test-abc") == 42  # written before namespaces were named
     assert owner("parity-test-abc") is None  # not owner-encoded: never ours to remove
