@@ -18,6 +18,7 @@ from acp_plus.core.approvals.gate import Decision, Gate, ask_chain
 from acp_plus.core.approvals.grants import grant_event, grants, matching, plan_items
 from acp_plus.core.approvals.settings import ApprovalSettings
 from acp_plus.core.tools.base import ToolContext, ToolResult
+from acp_plus.features.approval_review import SessionReviewer
 from acp_plus.features.commands import Command, CommandLine
 
 if TYPE_CHECKING:
@@ -59,6 +60,14 @@ def commands_for(settings: ApprovalSettings) -> tuple[Command, ...]:
         added.append(
             Command("undo", "Restore the file of a backup (the latest by default).", hint="n")
         )
+    if settings.reviewer.enabled:
+        added.append(
+            Command(
+                "approval-review",
+                "Approval review by a second model: on, off, status, approve [n], model.",
+                hint="on | off | status | approve [n] | model <provider>/<model>",
+            )
+        )
     if settings.ledger:
         added.append(
             Command(
@@ -88,6 +97,13 @@ def make_gate(settings: ApprovalSettings, agent: Agent, home: Path) -> Gate:
 
         gate.deciders.append(by_grant)
     return gate
+
+
+def make_reviewer(settings: ApprovalSettings, agent: Agent, gate: Gate) -> SessionReviewer:
+    """The session's reviewer, asked after the grants."""
+    reviewer = SessionReviewer(settings.reviewer, agent)
+    gate.deciders.append(reviewer.decide)
+    return reviewer
 
 
 def answer(agent: Agent, line: CommandLine) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_plus import features
 from acp_plus.features import approvals, commands, default_model, elicitation, modes, steering
+from acp_plus.features.approval_review import SessionReviewer
 from acp_plus.protocol.model_control import Selection, resolved_effort
 from acp_plus.protocol.updates import config_option_update
 from acp_plus.wire.errors import invalid_params, session_closing
@@ -71,6 +72,7 @@ class Increments:
         self.approvals = features.enabled(config, "approvals") and config.approvals.active
         self._home = config.home
         self._extra = approvals.commands_for(config.approvals) if self.approvals else ()
+        self._reviewers: dict[str, SessionReviewer] = {}
         self.forms = False
         """Whether the client declared `elicitation.form` (the last `initialize` wins)."""
         self._background: set[asyncio.Task[None]] = set()
@@ -132,9 +134,12 @@ class Increments:
         (docs/contract-notes.md, "Commands")."""
         if self.approvals:
             assert session.agent is not None
-            session.agent.gate = approvals.make_gate(
-                self.approval_settings, session.agent, self._home
-            )
+            gate = approvals.make_gate(self.approval_settings, session.agent, self._home)
+            session.agent.gate = gate
+            if self.approval_settings.reviewer.enabled:
+                self._reviewers[session.id] = approvals.make_reviewer(
+                    self.approval_settings, session.agent, gate
+                )
         if self.modes:
             assert session.agent is not None
             apply_mode(session.agent)
@@ -242,6 +247,8 @@ class Increments:
         mode = session_mode(session)
         if line.name == "help":
             return commands.help_text(self.registry(mode))
+        if line.name == "approval-review":
+            return self._reviewers[session.id].command(line.args)
         if line.name in ("backups", "undo", "approvals"):
             assert session.agent is not None
             return approvals.answer(session.agent, line)

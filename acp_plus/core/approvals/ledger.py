@@ -52,12 +52,16 @@ def rows(events: Iterable[Mapping[str, Any]]) -> list[Row]:
             key = (int(event.get("turn", 0)), str(event.get("callId", "")))
             calls.setdefault(key, []).append(event)
     questions: dict[tuple[int, str], str] = {}
+    reviews: dict[tuple[int, str], str] = {}
     found: list[Row] = []
     for event in listed:
         kind = event.get("type")
         key = (int(event.get("turn", 0)), str(event.get("callId", "")))
         if kind == "approval/asked":
             questions[key] = str(event.get("reason", ""))
+            continue
+        if kind == "approval/reviewed":
+            reviews[key] = _review(event)
             continue
         if kind != "approval/decided":
             continue
@@ -82,10 +86,22 @@ def rows(events: Iterable[Mapping[str, Any]]) -> list[Row]:
                 arguments=None if call is None else str(call.get("arguments", "")),
                 joined=call is not None,
                 unjoined=unjoined,
-                detail={k: event[k] for k in _DETAIL_KEYS if k in event},
+                detail={
+                    **{k: event[k] for k in _DETAIL_KEYS if k in event},
+                    **({"review": reviews.pop(key)} if key in reviews else {}),
+                },
             )
         )
     return found
+
+
+def _review(event: Mapping[str, Any]) -> str:
+    # What the reviewer said before another source decided (a failure, an allow above
+    # the risk cap, an uncertain verdict), so the ledger shows why the client was asked.
+    if "failure" in event:
+        return f"failed: {event['failure']}"
+    verdict = event.get("verdict") or {}
+    return f"{verdict.get('decision')} at risk {verdict.get('risk')}: {verdict.get('reason')}"
 
 
 def as_json(events: Iterable[Mapping[str, Any]]) -> str:
@@ -131,6 +147,8 @@ def as_text(events: Iterable[Mapping[str, Any]]) -> str:
             lines.append(f"     asked: {row.question}")
         if "reason" in row.detail and row.source != "rule":
             lines.append(f"     reason: {row.detail['reason']}")
+        if "review" in row.detail and row.source != "reviewer":
+            lines.append(f"     reviewer: {row.detail['review']}")
     given = grants(listed)
     if given:
         lines.append("Session grants (from approved plans):")
