@@ -18,10 +18,12 @@ SECRET_KEY = re.compile(
 )
 """A key whose name says its value is a secret (any value under it is redacted)."""
 
+# Bounded repetitions only: an unbounded `[\w.-]*` around the key words backtracks
+# quadratically over a long run of word characters (a 50 kB argument took minutes).
 _KEY_VALUE = re.compile(
     r"""(?ix)
-    (["']?[\w.-]*(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key|apikey|auth(?:orization)?|
-    credential|private[_-]?key|cookie|access[_-]?key|signature)[\w.-]*["']?
+    (["']?[\w.-]{0,40}(?:pass(?:word|wd|phrase)?|secret|token|api[_-]?key|apikey|auth(?:orization)?|
+    credential|private[_-]?key|cookie|access[_-]?key|signature)[\w.-]{0,40}["']?
     \s*[:=]\s*)
     ("[^"]*"|'[^']*'|[^\s,;&"'}]+)"""
 )
