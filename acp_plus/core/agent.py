@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from acp_plus.core import events as ev
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
-from acp_plus.core.approvals.gate import Decision, Gate, Screen
+from acp_plus.core.approvals.gate import Decision, Gate, Screen, decide
 from acp_plus.core.context import ModelContext, context_due
 from acp_plus.core.history import (
     build_messages,
@@ -309,6 +309,8 @@ class Agent:
             for call in calls:
                 self._check_cancel()
                 await self._run_tool(turn, call)
+                if self.gate is not None and self.gate.stopped(turn):
+                    return {"kind": "blocked"}  # the reviewer's circuit breaker stopped it
 
     async def _stream_step(
         self, turn: int, request: ModelRequest, route_ref: ev.RouteRef
@@ -356,11 +358,10 @@ class Agent:
             # DSH plugin's `/tools/call` body has it: docs/parity-stream.md).
             args = {} if args is None else args
         ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
-        gate, screen = self.gate, Screen()
-        if gate is not None:  # the guard comes first: a deny is never asked about
-            screen = gate.screen(turn, call_id, name, args)
-            if screen.error is not None:
-                return ToolResult.text(screen.error, is_error=True)
+        gate = self.gate  # the guard comes first: a deny is never asked about
+        screen = gate.screen(turn, call_id, name, args) if gate else Screen()
+        if screen.error is not None:
+            return ToolResult.text(screen.error, is_error=True)
         try:
             reason = tool.approval_reason(args, ctx) or screen.reason
         except Exception as exc:
@@ -387,10 +388,7 @@ class Agent:
         arguments = args if isinstance(args, dict) else {}
         request = ApprovalRequest(self.log.id, call_id, name, arguments, reason)
         try:
-            if self.gate is not None:
-                decision = await self.gate.decide(request, self.approvals, turn)
-            else:
-                decision = Decision(await self.approvals.decide(request))
+            decision = await decide(self.gate, request, self.approvals, turn)
         except asyncio.CancelledError:
             self.commit(ev.approval_decided(turn, call_id, "cancelled"))
             self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED_TEXT)], True))

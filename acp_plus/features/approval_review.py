@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_plus.core.approvals import ApprovalRequest
 from acp_plus.core.approvals import reviewer as rv
-from acp_plus.core.approvals.gate import Decision
+from acp_plus.core.approvals.gate import Decision, Gate
 from acp_plus.core.approvals.review_state import ReviewState
 from acp_plus.core.approvals.settings import ReviewerSettings
 from acp_plus.core.history import last_route
@@ -50,10 +50,15 @@ class SessionReviewer:
     """The reviewer decider of one session (`Gate.deciders`)."""
 
     def __init__(
-        self, settings: ReviewerSettings, agent: Agent, clock: Callable[[], float] = time.monotonic
+        self,
+        settings: ReviewerSettings,
+        agent: Agent,
+        gate: Gate,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
         self.agent = agent
+        self.gate = gate
         self.clock = clock
         self.state = ReviewState(settings)
         self.overrides: list[Override] = []
@@ -99,7 +104,11 @@ class SessionReviewer:
         self.state.start(turn)
         stop = self.state.tripped()
         if stop is not None:
-            return self._policy(self.settings.on_breaker, f"circuit breaker open: {stop}")
+            why = f"circuit breaker open: {stop}"
+            if self.settings.on_breaker == "stop":
+                self.gate.stopped_turn = turn  # the loop ends the turn after this call
+                why += "; the turn was stopped"
+            return self._policy(self.settings.on_breaker, why)
         spent = self.state.over_budget()
         if spent is not None:
             return self._policy(self.settings.on_budget, spent)

@@ -101,7 +101,7 @@ def make_gate(settings: ApprovalSettings, agent: Agent, home: Path) -> Gate:
 
 def make_reviewer(settings: ApprovalSettings, agent: Agent, gate: Gate) -> SessionReviewer:
     """The session's reviewer, asked after the grants."""
-    reviewer = SessionReviewer(settings.reviewer, agent)
+    reviewer = SessionReviewer(settings.reviewer, agent, gate)
     gate.deciders.append(reviewer.decide)
     return reviewer
 

@@ -70,6 +70,8 @@ class Gate:
         self.events = events
         self.cwd = cwd
         self.backup_dir = backup_dir
+        self.stopped_turn: int | None = None
+        """A turn a decider asked to stop (the reviewer's breaker, `on_breaker = "stop"`)."""
         self.deciders: Deciders = []
         """Asked in order before the session's chain (grants, overrides, the reviewer);
         each answers a `Decision` or None to pass (`features/approvals.py` adds them)."""
@@ -96,6 +98,10 @@ class Gate:
             if decision is not None:
                 return decision
         return await ask_chain(request, chain)
+
+    def stopped(self, turn: int) -> bool:
+        """Whether `turn` must end now (`blocked`) instead of asking the model again."""
+        return self.stopped_turn == turn
 
     # -- backups -------------------------------------------------------------------------
 
@@ -138,6 +144,15 @@ class Gate:
             return  # nothing was created
         else:
             self.commit(event)
+
+
+async def decide(
+    gate: Gate | None, request: ApprovalRequest, chain: ApprovalChain, turn: int
+) -> Decision:
+    """The session's decision: through its gate when it has one, else the chain alone."""
+    if gate is not None:
+        return await gate.decide(request, chain, turn)
+    return Decision(await chain.decide(request))
 
 
 async def ask_chain(request: ApprovalRequest, chain: ApprovalChain) -> Decision:
