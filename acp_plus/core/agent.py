@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from acp_plus.core import events as ev
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
+from acp_plus.core.approvals.gate import Decision, Gate, Screen, decide
 from acp_plus.core.context import ModelContext, context_due
 from acp_plus.core.history import (
     build_messages,
@@ -61,19 +62,6 @@ class TurnInProgress(RuntimeError):
     """`run_turn` was called while a turn is still running."""
 
 
-_DENIED = {
-    "rejected": 'the user rejected tool "{name}"',
-    "cancelled": 'approval for tool "{name}" was cancelled',
-    "unavailable": 'tool "{name}" requires approval, but no approval channel is available',
-}
-
-
-def denied_text(outcome: str, name: str) -> str:
-    """The failed tool result the model sees when an approval is not granted (native's
-    texts, so the model reads the same refusal on both sides)."""
-    return "Error: " + _DENIED.get(outcome, 'tool "{name}" was not approved').format(name=name)
-
-
 class Agent:
     """Runs the turns of one session over its log."""
 
@@ -89,6 +77,7 @@ class Agent:
         sandbox: SandboxMode = "workspace-write",
         context: ModelContext | None = None,
         cancel_grace: float = 5.0,
+        gate: Gate | None = None,
     ):
         self.log = log
         self.providers = providers
@@ -100,6 +89,7 @@ class Agent:
         self.context = context or ModelContext()
         self._repeats = RepeatTracker()
         self.cancel_grace = cancel_grace
+        self.gate = gate  # the approval features (core/approvals/gate.py), when configured
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[ev.UserMessage] = []  # committed in order at the next step boundary
         self._cancel_requested = False
@@ -319,6 +309,8 @@ class Agent:
             for call in calls:
                 self._check_cancel()
                 await self._run_tool(turn, call)
+                if self.gate is not None and self.gate.stopped(turn):
+                    return {"kind": "blocked"}  # the reviewer's circuit breaker stopped it
 
     async def _stream_step(
         self, turn: int, request: ModelRequest, route_ref: ev.RouteRef
@@ -366,16 +358,20 @@ class Agent:
             # DSH plugin's `/tools/call` body has it: docs/parity-stream.md).
             args = {} if args is None else args
         ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
+        gate = self.gate  # the guard comes first: a deny is never asked about
+        screen = gate.screen(turn, call_id, name, args) if gate else Screen()
+        if screen.error is not None:
+            return ToolResult.text(screen.error, is_error=True)
         try:
-            reason = tool.approval_reason(args, ctx)
+            reason = tool.approval_reason(args, ctx) or screen.reason
         except Exception as exc:
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
         if reason is not None:
-            outcome = await self._approve(turn, call_id, name, args, reason)
-            if outcome != "allowed-once":
-                return ToolResult.text(denied_text(outcome, name), is_error=True)
+            decision = await self._approve(turn, call_id, name, args, reason, screen.rule)
+            if decision.outcome != "allowed-once":
+                return ToolResult.text(decision.refusal(name), is_error=True)
         try:
-            return await tool.run(args, ctx)
+            return await (gate.run(tool, args, ctx) if gate else tool.run(args, ctx))
         except asyncio.CancelledError:
             # Settle the call in the log so the client does not see it running forever.
             self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
@@ -385,16 +381,17 @@ class Agent:
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
 
     async def _approve(
-        self, turn: int, call_id: str, name: str, args: Any, reason: str
-    ) -> ev.ApprovalOutcome:
-        self.commit(ev.approval_asked(turn, call_id, name, reason))
+        self, turn: int, call_id: str, name: str, args: Any, reason: str, rule: str | None
+    ) -> Decision:
+        asked = ev.approval_asked(turn, call_id, name, reason)
+        self.commit(asked if rule is None else {**asked, "rule": rule})
         arguments = args if isinstance(args, dict) else {}
         request = ApprovalRequest(self.log.id, call_id, name, arguments, reason)
         try:
-            outcome = await self.approvals.decide(request)
+            decision = await decide(self.gate, request, self.approvals, turn)
         except asyncio.CancelledError:
             self.commit(ev.approval_decided(turn, call_id, "cancelled"))
             self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED_TEXT)], True))
             raise
-        self.commit(ev.approval_decided(turn, call_id, outcome))
-        return outcome
+        self.commit({**ev.approval_decided(turn, call_id, decision.outcome), **decision.facts})
+        return decision

@@ -25,6 +25,9 @@ INCREMENTS: dict[str, str | None] = {
     "elicitation": None,  # §6.5
     "steering": None,  # §6.6
     "default_model": None,  # §6.7
+    # Guard, backups, ledger, reviewer (docs/approvals.md): on only where `[approvals]`
+    # configures something (`ApprovalSettings.active`, checked by features/wiring.py).
+    "approvals": None,
 }
 
 

@@ -51,8 +51,9 @@ class CommandLine:
         return f"/{self.name}{self.args}"
 
 
-def registry(mode: str) -> tuple[Command, ...]:
-    """The commands of a session in `mode`, in the order clients list them."""
+def registry(mode: str, extra: Sequence[Command] = ()) -> tuple[Command, ...]:
+    """The commands of a session in `mode`, in the order clients list them; `extra` (the
+    approval features' commands, `features/approvals.py`) come last."""
     choices = " or ".join(m.id for m in modes.MODES)
     return (
         Command("help", "List the commands and what they do."),
@@ -65,6 +66,7 @@ def registry(mode: str) -> tuple[Command, ...]:
             f"Switch the session mode: {choices} (now {mode}).",
             hint=" | ".join(m.id for m in modes.MODES),
         ),
+        *extra,
     )
 
 

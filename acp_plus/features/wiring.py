@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from acp_plus import features
-from acp_plus.features import commands, default_model, elicitation, modes, steering
+from acp_plus.features import approvals, commands, default_model, elicitation, modes, steering
+from acp_plus.features.approval_review import SessionReviewer
 from acp_plus.protocol.model_control import Selection, resolved_effort
 from acp_plus.protocol.updates import config_option_update
 from acp_plus.wire.errors import invalid_params, session_closing
@@ -67,9 +68,18 @@ class Increments:
         self.elicitation = features.enabled(config, "elicitation")
         self.steering = features.enabled(config, "steering")
         self.default_model = features.enabled(config, "default_model")
+        self.approval_settings = config.approvals
+        self.approvals = features.enabled(config, "approvals") and config.approvals.active
+        self._home = config.home
+        self._extra = approvals.commands_for(config.approvals) if self.approvals else ()
+        self._reviewers: dict[str, SessionReviewer] = {}
         self.forms = False
         """Whether the client declared `elicitation.form` (the last `initialize` wins)."""
         self._background: set[asyncio.Task[None]] = set()
+
+    def registry(self, mode: str) -> tuple[commands.Command, ...]:
+        """The session's commands in `mode`, with the approval features' commands."""
+        return commands.registry(mode, self._extra)
 
     # -- initialize ----------------------------------------------------------------------
 
@@ -95,28 +105,41 @@ class Increments:
     # -- sessions coming live ------------------------------------------------------------
 
     def session_tools(self, session: LiveSession, request: ClientRequest) -> list[Tool]:
-        """The session's own tools: `ask_user_question` when the client shows forms."""
+        """The session's own tools: `ask_user_question` when the client shows forms, and
+        `request_approval_plan` when the ledger is on."""
+        own: list[Tool] = []
+        if self.approvals and self.approval_settings.ledger:
+            own.append(approvals.ApprovalPlan(lambda: session.agent))
         if not (self.elicitation and self.forms):
-            return []
+            return own
 
         async def ask(params: dict[str, Any]) -> Any:
             # The tool_call update goes out before the form, as before a permission (§4).
             await session.queue.drain()
             return await request("elicitation/create", params)
 
-        return [elicitation.AskUserQuestion(ask, lambda: self.forms)]
+        return [elicitation.AskUserQuestion(ask, lambda: self.forms), *own]
 
     async def activated(
         self, session: LiveSession, result: dict[str, Any], *, new: bool
     ) -> dict[str, Any]:
         """Finish a new (`new`), resumed or loaded session: the restored mode reaches the
         model, the answer gets `modes` and the mode option (§6.3), and the client gets
-        the command list (§6.4). Returns `result`, completed.
+        the command list (§6.4), and the session gets its approval gate when approval
+        features are configured. Returns `result`, completed.
 
         The list follows a session/new answer, since the client learns the id from it;
         for resume and load, whose client named the session, it goes just before the
         answer, so it can never race the client's next request about the session
         (docs/contract-notes.md, "Commands")."""
+        if self.approvals:
+            assert session.agent is not None
+            gate = approvals.make_gate(self.approval_settings, session.agent, self._home)
+            session.agent.gate = gate
+            if self.approval_settings.reviewer.enabled:
+                self._reviewers[session.id] = approvals.make_reviewer(
+                    self.approval_settings, session.agent, gate
+                )
         if self.modes:
             assert session.agent is not None
             apply_mode(session.agent)
@@ -124,7 +147,7 @@ class Increments:
             result["configOptions"] = [*result.get("configOptions", []), modes.mode_option(current)]
             result["modes"] = modes.modes_state(current)
         if self.commands:
-            update = commands.available_commands_update(commands.registry(session_mode(session)))
+            update = commands.available_commands_update(self.registry(session_mode(session)))
             if new:
                 task = asyncio.get_running_loop().create_task(_after_response(session, update))
                 self._background.add(task)
@@ -157,7 +180,7 @@ class Increments:
         agent.commit(modes.mode_event(mode))
         apply_mode(agent)
         if self.commands:
-            session.queue.put(commands.available_commands_update(commands.registry(mode)))
+            session.queue.put(commands.available_commands_update(self.registry(mode)))
         if announce_options:
             options = await self.session_options(session)
             session.queue.put(config_option_update(options))
@@ -184,7 +207,7 @@ class Increments:
         """The slash command `blocks` name, or None for an ordinary prompt."""
         if not self.commands:
             return None
-        return commands.parse(blocks, commands.registry(session_mode(session)))
+        return commands.parse(blocks, self.registry(session_mode(session)))
 
     async def run_command(
         self, session: LiveSession, line: commands.CommandLine, ctx: RequestContext
@@ -223,7 +246,12 @@ class Increments:
     async def _answer(self, session: LiveSession, line: commands.CommandLine) -> str:
         mode = session_mode(session)
         if line.name == "help":
-            return commands.help_text(commands.registry(mode))
+            return commands.help_text(self.registry(mode))
+        if line.name == "approval-review":
+            return self._reviewers[session.id].command(line.args)
+        if line.name in ("backups", "undo", "approvals"):
+            assert session.agent is not None
+            return approvals.answer(session.agent, line)
         if line.name == "status":
             runtime = await self._runtime.get()
             return commands.status_text(await status(session, runtime, mode))

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from acp_plus.core.approvals.settings import ApprovalSettings
 from acp_plus.core.context import (
     DEFAULT_IDENTITY,
     DEFAULT_PERSONA,
@@ -19,6 +20,7 @@ from acp_plus.core.context import (
     persona_problem,
 )
 from acp_plus.protocol.model_control import Effort
+from acp_plus.settings.approvals_config import build_approvals
 from acp_plus.settings.config_schema import SCHEMA, ConfigError, check
 
 
@@ -117,6 +119,8 @@ class Config:
     runtime_context: bool = True
     workspace_context: InstructionSettings = field(default_factory=InstructionSettings)
     providers: tuple[ProviderSpec, ...] = field(default_factory=tuple)
+    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
+    """The approval features (docs/approvals.md); the plus profile only."""
 
     @property
     def increments(self) -> bool:
@@ -237,6 +241,7 @@ def build(raw: dict[str, Any], home: Path) -> Config:
         runtime_context=raw.get("runtime_context", True),
         workspace_context=_instruction_settings(raw.get("workspace_context", {})),
         providers=providers,
+        approvals=build_approvals(raw.get("approvals", {})),
     )
 
 

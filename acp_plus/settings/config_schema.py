@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from acp_plus.core.context import DEFAULT_IDENTITY, DEFAULT_PERSONA
+from acp_plus.settings.approvals_schema import APPROVALS_SCHEMA
 
 
 class ConfigError(Exception):
@@ -189,6 +190,7 @@ SCHEMA: dict[str, Any] = {
             "message whenever it changes, as native does.",
         },
         "workspace_context": _WORKSPACE_CONTEXT,
+        "approvals": APPROVALS_SCHEMA,
         "mcp_startup_timeout": {
             "type": "number",
             "exclusiveMinimum": 0,

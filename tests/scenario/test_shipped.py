@@ -25,6 +25,7 @@ def test_discover_finds_every_group_sorted() -> None:
     assert sorted(SHIPPED) == SHIPPED  # by path: `a-b.yaml` sorts before `a.yaml`
     names = [scenario_name(p, ROOT) for p in SHIPPED]
     assert {n.split("/")[0] for n in names} == {
+        "approvals",
         "baseline",
         "captured",
         "context",

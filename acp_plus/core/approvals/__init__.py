@@ -42,6 +42,8 @@ class ApprovalChain:
 
     def __init__(self, responders: Sequence[Responder] = ()):
         self._responders: list[Responder] = list(responders)
+        self.answered_by: Responder | None = None
+        """The responder that gave the last outcome (None: none did, or one failed)."""
 
     @property
     def responders(self) -> list[Responder]:
@@ -50,6 +52,7 @@ class ApprovalChain:
 
     async def decide(self, request: ApprovalRequest) -> ApprovalOutcome:
         """Return the first responder's outcome; `unavailable` when none answers or one fails."""
+        self.answered_by = None
         for responder in self._responders:
             try:
                 outcome = await responder(request)
@@ -63,5 +66,19 @@ class ApprovalChain:
             if outcome not in OUTCOMES:
                 log.warning("approval responder gave unknown outcome %r", outcome)
                 return "unavailable"
+            self.answered_by = responder
             return outcome
         return "unavailable"
+
+
+_DENIED = {
+    "rejected": 'the user rejected tool "{name}"',
+    "cancelled": 'approval for tool "{name}" was cancelled',
+    "unavailable": 'tool "{name}" requires approval, but no approval channel is available',
+}
+
+
+def denied_text(outcome: str, name: str) -> str:
+    """The failed tool result the model sees when an approval is not granted (native's
+    texts, so the model reads the same refusal on both sides)."""
+    return "Error: " + _DENIED.get(outcome, 'tool "{name}" was not approved').format(name=name)
