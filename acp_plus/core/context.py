@@ -34,15 +34,9 @@ from acp_plus.core.events import ContextSource
 DEFAULT_IDENTITY = "You are an AI agent powered by DeepSeek Harness."
 """Native's fixed harness identity, the first section a model reads."""
 
-DEFAULT_PERSONA = (
-    "You are a coding assistant powered by the {{model}} model. Your working directory is "
-    "{{cwd}}. Your bash tool runs under a file sandbox — a `[sandbox: file access denied …]` "
-    "result is policy, not a command bug.\n"
-    "\n"
-    "Verify your work by running the code or tests. Keep answers brief and factual.\n"
-)
-"""The persona native's shipped ACP deployment configures (a YAML block scalar, hence
-the final newline)."""
+DEFAULT_PERSONA = "You are a coding agent powered by the {{model}} model."
+"""The persona native's shipped ACP profile configures (0.2.1-rc.2's `system-prompt` row,
+`personaPrefix`; 0.1.0-rc.8's deployment had a longer one, a version fact)."""
 
 PERSONA_VARIABLES = ("model", "cwd")
 _VARIABLE = re.compile(r"\{\{([^{}]*)\}\}")
@@ -96,6 +90,8 @@ _FILE_POLICY = {
     ),
 }
 
+_CWD = "Current working directory: {cwd}."
+
 _APPROVAL_ASK = (
     "Approval policy: ask. Operations that require approval may ask through the configured "
     "answerers; without an available answerer, the request fails closed."
@@ -107,15 +103,18 @@ _APPROVAL_NEVER = (
 )
 
 
-def runtime_context(sandbox: str, workspace: str) -> str:
-    """The runtime-context text for a session's sandbox mode and workspace root.
+def runtime_context(sandbox: str, workspace: str, cwd: str | None = None) -> str:
+    """The runtime-context text for a session's sandbox mode and workspace root, naming
+    its working directory first when `cwd` is given (native 0.2.1-rc.2 does; 0.1.0-rc.8
+    did not, a version fact).
 
     The approval sentence follows native's shipped pairing: `danger-full-access` never
-    asks, the other modes ask the client. The root is quoted as JSON (native's
+    asks, the other modes ask the client. Paths are quoted as JSON (native's
     `JSON.stringify`, which leaves non-ASCII as is)."""
     policy = _FILE_POLICY[sandbox].format(root=json.dumps(workspace, ensure_ascii=False))
     approval = _APPROVAL_NEVER if sandbox == "danger-full-access" else _APPROVAL_ASK
-    return f"{RUNTIME_CONTEXT_HEADER}\n\n{policy}\n\n{approval}"
+    where = "" if cwd is None else f"{_CWD.format(cwd=json.dumps(cwd, ensure_ascii=False))}\n\n"
+    return f"{RUNTIME_CONTEXT_HEADER}\n\n{where}{policy}\n\n{approval}"
 
 
 # -- workspace instructions ------------------------------------------------------------
@@ -390,6 +389,6 @@ class ContextSettings:
             identity=self.identity,
             persona=self.persona,
             cwd=cwd,
-            runtime=runtime_context(sandbox, cwd) if self.runtime_context else None,
+            runtime=runtime_context(sandbox, cwd, cwd) if self.runtime_context else None,
             instructions=instructions if settings.max_bytes > 0 else None,
         )

@@ -35,9 +35,8 @@ def _size(text: str) -> int:
 def test_system_prompt_fills_the_persona_and_joins_sections() -> None:
     text = system_prompt("I am.", DEFAULT_PERSONA, model="m1", cwd="/w")
     assert text is not None
-    assert text.startswith("I am.\n\nYou are a coding assistant powered by the m1 model.")
-    assert "Your working directory is /w." in text
-    assert text.endswith("brief and factual.\n")
+    assert text == "I am.\n\nYou are a coding agent powered by the m1 model."
+    assert system_prompt("I am.", "in {{cwd}}", model="m1", cwd="/w") == "I am.\n\nin /w"
     assert system_prompt("", "", model="m", cwd="/") is None
     assert system_prompt("", "only {{model}}", model="m", cwd="/") == "only m"
 
@@ -69,6 +68,10 @@ def test_runtime_context_per_sandbox_mode() -> None:
     assert 'session workspace: "/w \\"x\\"".' in ask  # JSON-quoted root
     assert ask.endswith("without an available answerer, the request fails closed.")
     assert "policy: read-only" in runtime_context("read-only", "/w")
+    # A working directory, when given, comes first, JSON-quoted (native 0.2.1-rc.2).
+    at = runtime_context("workspace-write", "/w", '/w/ä "b"')
+    assert at.split("\n\n")[1] == 'Current working directory: "/w/ä \\"b\\"".'
+    assert at.split("\n\n")[2].startswith("Current DSH file policy: workspace-write.")
     full = runtime_context("danger-full-access", "/w")
     assert "danger-full-access" in full and "Approval prompts are disabled" in full
 
