@@ -20,6 +20,7 @@ import {
   NO_RETRY,
   PROTOCOL_CODE,
   apply,
+  canonicalRequest,
   dshContent,
   fetchCatalog,
   makeAdapter,
@@ -631,5 +632,58 @@ describe('fixture tool results as DSH blocks (dshContent)', () => {
       { type: 'text', text: '[resource link omitted: notes.txt file:///tmp/notes.txt]' },
       { type: 'text', text: '[text block omitted: DSH tool results carry only text and images]' },
     ])
+  })
+})
+
+describe('the canonical request from either DSH version', () => {
+  const text = t => ({ type: 'text', text: t })
+  const call = { type: 'tool-call', id: 'c1', name: 'echo', arguments: '{}' }
+  const expected = {
+    provider: 'p',
+    model: 'm',
+    system: 'be brief',
+    messages: [
+      { role: 'user', content: [text('go')] },
+      { role: 'assistant', content: [call] },
+      { role: 'tool', toolCallId: 'c1', isError: true, content: [text('no')] },
+    ],
+  }
+
+  test('rc.8: a system field, a tool result as a user message block', () => {
+    const body = canonicalRequest({
+      provider: 'p',
+      model: 'm',
+      system: 'be brief',
+      messages: [
+        { role: 'user', content: [text('go')] },
+        { role: 'assistant', content: [call] },
+        { role: 'user', content: [{ type: 'tool-result', toolCallId: 'c1', isError: true, content: [text('no')] }] },
+      ],
+    })
+    assert.deepEqual(body, expected)
+  })
+
+  test('0.2.x: a leading system message, a tool result as a tool message', () => {
+    const body = canonicalRequest({
+      provider: 'p',
+      model: 'm',
+      messages: [
+        { role: 'system', content: [text('be brief')] },
+        { role: 'user', content: [text('go')] },
+        { role: 'assistant', content: [call] },
+        { role: 'tool', toolCallId: 'c1', isError: true, content: [text('no')] },
+      ],
+    })
+    assert.deepEqual(body, expected)
+  })
+
+  test('a system message later in the conversation stays where it is', () => {
+    const body = canonicalRequest({
+      provider: 'p',
+      model: 'm',
+      messages: [{ role: 'user', content: [text('go')] }, { role: 'system', content: [text('now')] }],
+    })
+    assert.equal(body.system, undefined)
+    assert.deepEqual(body.messages[1], { role: 'system', content: [text('now')] })
   })
 })

@@ -97,12 +97,23 @@ function canonicalBlock(block) {
 }
 
 /**
- * DSH's messages -> canonical messages. DSH carries a tool result as a user message
- * holding one `tool-result` block; the canonical form is a `tool` message per result.
+ * DSH's messages -> canonical messages. rc.8 carries a tool result as a user message
+ * holding one `tool-result` block, 0.2.x as a `tool` message; the canonical form is a
+ * `tool` message per result either way.
  */
 export function canonicalMessages(messages) {
   const out = []
   for (const message of messages) {
+    if (message.role === 'tool') {
+      // 0.2.x: a tool result is its own `tool` message (rc.8: a user message's block).
+      out.push({
+        role: 'tool',
+        toolCallId: message.toolCallId,
+        isError: message.isError === true,
+        content: message.content.map(canonicalBlock).filter(block => block !== undefined),
+      })
+      continue
+    }
     const results = message.content.filter(block => block.type === 'tool-result')
     for (const result of results) {
       out.push({
