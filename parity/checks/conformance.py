@@ -37,6 +37,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from parity.checks.acp_schema import Kind, SchemaError, load_schema, method_defs
+from parity.core.printable import printable
 from parity.core.transcript import Transcript
 from parity.view.ownership import frame_steps
 
@@ -187,7 +188,8 @@ def conformance_findings(transcript: Transcript) -> list[str]:
     entry saying how to get it (a missing schema must not read as a clean run)."""
     try:
         # The schema is loaded and indexed once per process (`_default_index`).
-        return [str(f) for f in findings(transcript, client_capabilities(transcript))]
+        found = findings(transcript, client_capabilities(transcript))
+        return [printable(str(f)) for f in found]
     except SchemaError as exc:
         return [f"[unchecked] conformance not checked: {exc}"]
 

@@ -18,7 +18,8 @@ KINDS: dict[str, str] = {
     "stopped": "the run stopped at a step; the later steps did not run",
     "script": "a step the harness could not carry out as written (e.g. `cursor: next` "
     "after a list without nextCursor)",
-    "garbage": "a stdout line that is not JSON, over the frame limit, or not JSON-RPC",
+    "garbage": "a stdout line that is not JSON, over the frame limit, nested deeper than "
+    "the harness follows, or not JSON-RPC",
     "capability": "the agent called fs/* or terminal/* without the client capability",
     "stdin": "the agent stopped reading its stdin",
     "startup": "the target could not be started",
@@ -63,7 +64,7 @@ STEP_TEXTS: tuple[tuple[str, str], ...] = (
 )
 
 RUN_TEXTS: tuple[tuple[str, str], ...] = (
-    (r"frame \d+: (non-JSON line|oversize frame) on stdout", "garbage"),
+    (r"frame \d+: (non-JSON line|oversize frame|too deeply nested frame) on stdout", "garbage"),
     (r"frame \d+: agent sent a JSON value that is not a JSON-RPC message", "garbage"),
     (r"agent called \S+ without the client capability", "capability"),
     (r"driver error", "driver"),
@@ -81,6 +82,7 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
 FLOOD_KINDS = {
     "non-JSON line": "garbage",
     "oversize frame": "garbage",
+    "too deep": "garbage",
     "not-jsonrpc": "garbage",
     "capability": "capability",
     "driver": "driver",

@@ -138,8 +138,9 @@ class AgentProcess:
         return self.proc.stdin
 
     def stderr_tail(self) -> str:
-        """The last `STDERR_TAIL` bytes of stderr, decoded leniently."""
-        return bytes(self._stderr[-STDERR_TAIL:]).decode("utf-8", errors="replace")
+        """The last `STDERR_TAIL` bytes of stderr; a byte that is not UTF-8 is kept as a
+        lone surrogate (`surrogateescape`, as a frame's `raw`), escaped where shown."""
+        return bytes(self._stderr[-STDERR_TAIL:]).decode("utf-8", errors="surrogateescape")
 
     async def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from parity.core.depth import MAX_DEPTH
 from parity.core.transcript import Direction, Frame, ModelRequest, Transcript
 from parity.driver import jsonrpc
 
@@ -116,6 +117,12 @@ class Recording:
         if parsed.error is not None:
             what = "oversize frame" if line.oversize else "non-JSON line"
             self.problem(what, f"frame {frame.seq}: {what} on stdout: {parsed.error}")
+        elif parsed.cut_from:
+            self.problem(
+                "too deep",
+                f"frame {frame.seq}: too deeply nested frame on stdout: JSON nested"
+                f" {parsed.cut_from} levels deep, cut at {MAX_DEPTH} (the line is kept whole)",
+            )
         return frame
 
     def record_out(self, raw: str, message: Any, error: str | None, process: int) -> Frame:

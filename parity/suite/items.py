@@ -16,6 +16,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
+from parity.core.printable import printable
 from parity.report.ledger import update
 from parity.report.outcome import Kind, Outcome, Status
 from parity.scenario.model import Scenario
@@ -97,9 +98,11 @@ class ScenarioItem(pytest.Item):
         """The item's work; records its outcome, raises ScenarioFailure or skips."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        # Every failure text may quote the agent (its stderr, its frames, an exception's
+        # message): shown escaped, so it cannot drive the terminal (`printable`).
         if isinstance(excinfo.value, ScenarioFailure):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo, style=style))
+            return printable(str(excinfo.value))
+        return printable(str(super().repr_failure(excinfo, style=style)))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.scenario.name}::{self.name}"

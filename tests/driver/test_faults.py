@@ -88,8 +88,10 @@ async def test_garbage_on_stdout_is_recorded_and_the_run_goes_on() -> None:
     assert [f.raw for f in bad][:3] == [
         "Starting fixture agent v0.0.1...",
         "DEBUG: prompt received",
-        "\ufffd\ufffd not utf-8",
+        "\udcff\udcfe not utf-8",
     ]
+    # Byte-exact: the bytes that are not UTF-8 are kept (`surrogateescape`).
+    assert bad[2].raw.encode("utf-8", "surrogateescape") == b"\xff\xfe not utf-8"
     assert all(f.message is None for f in bad)
     assert bad[2].parse_error is not None and bad[2].parse_error.startswith("invalid UTF-8")
     array = next(f for f in t.frames if f.raw == "[1, 2, 3]")
