@@ -25,6 +25,7 @@ KINDS: dict[str, str] = {
     "startup": "the target could not be started",
     "run-timeout": "the whole-run timeout (`timeouts.run`) ended the run",
     "frame-limit": "the agent sent more lines than the driver records",
+    "leftover": "processes the agent started were still running after it ended (killed)",
     "driver": "a harness error while driving the run",
     "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
     "script-exhausted": "a model request after every consumable `llm` entry was used",
@@ -76,6 +77,7 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"run timeout \(", "run-timeout"),
     (r"run stopped at step ", "stopped"),
     (r"frame limit \(", "frame-limit"),
+    (r"leftover processes: ", "leftover"),
     (r"(scenario|launch) file path escapes", "script"),
 )
 

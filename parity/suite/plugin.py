@@ -42,6 +42,7 @@ import pytest
 
 from parity.checks.known_ledger import judge
 from parity.config.project import Config, find_root, load_config
+from parity.driver.guard import guard_harness
 from parity.driver.stale import owned_name, remove_stale
 from parity.report.ledger import ItemRecord, partial_reason
 from parity.suite.collect import ScenarioFile, is_scenario
@@ -57,6 +58,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Every process of the session, the xdist controller too (an agent can read its
+    # grandparent's environment as well as its parent's): `parity.driver.guard`.
+    guard_harness()
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     given = given_config(config.pluginmanager.get_plugins())
     if given is None and workerinput is not None and "parity_config" in workerinput:
