@@ -26,6 +26,7 @@ KINDS: dict[str, str] = {
     "run-timeout": "the whole-run timeout (`timeouts.run`) ended the run",
     "frame-limit": "the agent sent more lines than the driver records",
     "leftover": "processes the agent started were still running after it ended (killed)",
+    "escape": "an fs/* request of the agent went through a link out of the workdir (refused)",
     "driver": "a harness error while driving the run",
     "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
     "script-exhausted": "a model request after every consumable `llm` entry was used",
@@ -78,6 +79,7 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"run stopped at step ", "stopped"),
     (r"frame limit \(", "frame-limit"),
     (r"leftover processes: ", "leftover"),
+    (r"fs escape: ", "escape"),
     (r"(scenario|launch) file path escapes", "script"),
 )
 
@@ -85,6 +87,7 @@ FLOOD_KINDS = {
     "non-JSON line": "garbage",
     "oversize frame": "garbage",
     "too deep": "garbage",
+    "fs escape": "escape",
     "not-jsonrpc": "garbage",
     "capability": "capability",
     "driver": "driver",
