@@ -30,6 +30,18 @@ class ScenarioFailure(Exception):
     """A scenario item's failure; its text is the whole report (no traceback)."""
 
 
+class Terminated(KeyboardInterrupt):
+    """The session got SIGTERM. A KeyboardInterrupt because pytest ends the whole session
+    on one (running teardown, sessionfinish and unconfigure, then exiting, so the driver's
+    atexit hook kills every agent group); a SystemExit raised inside a test would only
+    fail that test, and the session would start the next agent."""
+
+
+def signal_name(exc: BaseException) -> str:
+    """Which signal a KeyboardInterrupt stands for: SIGTERM (`Terminated`) or SIGINT."""
+    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+
+
 class FailureText(TerminalRepr):
     """A scenario item's failure text: whole in the failures section, only its first line
     (the headline) in the short summary, which would otherwise repeat all of it under CI
@@ -89,6 +101,17 @@ class ScenarioItem(pytest.Item):
         except ScenarioFailure as exc:
             self.record("fail", str(exc).splitlines()[0])
             raise
+        except KeyboardInterrupt as exc:
+            # SIGTERM or Ctrl-C while the item ran (its agent, a check after the run):
+            # its run was torn down on the way here. The item ends with a clear failure
+            # instead of a traceback, and the session stops after it (no next agent).
+            name = signal_name(exc)
+            self.state.interrupted = f"interrupted by {name} during {self.nodeid}"
+            self.record("fail", f"interrupted by {name}")
+            self.session.shouldstop = self.state.interrupted
+            raise ScenarioFailure(
+                f"{self.nodeid}: interrupted by {name}; no verdict (its agent was stopped)"
+            ) from None
         except Exception as exc:
             self.record("fail", f"harness error: {type(exc).__name__}: {exc}")
             raise

@@ -37,6 +37,9 @@ def write_summary(terminalreporter: Any, config: pytest.Config, state: SessionSt
         cwd=config.invocation_params.dir,
     )
     terminalreporter.write_sep("=", "parity summary")
+    if state.interrupted is not None:
+        # First: every count below is of a session that did not finish.
+        terminalreporter.write_line(f"{state.interrupted}; the items after it did not run")
     for line in summary_lines(state.ledger, ctx):
         terminalreporter.write_line(line)
     if delete:
