@@ -19,6 +19,7 @@ MODULES = (
     "bench.bench_explore",
     "bench.bench_native",
     "bench.bench_shards",
+    "bench.bench_flood",
 )
 
 

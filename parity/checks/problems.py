@@ -120,6 +120,9 @@ def run_problems(scenario: Scenario, t: Transcript) -> list[Problem]:
     stopped = any(p.kind == "stopped" for p in run_level)
     if not stopped:
         out += _unused_entries(scenario, t)
+    # A limit reached comes first: it explains what follows it (a step that waited for
+    # updates the limit dropped), and must never read as another cause.
+    out.sort(key=lambda p: p.kind != "frame-limit")
     # A problem can quote the agent (a stderr tail, a method name it chose): every text
     # the summary, a failure or a report shows is escaped (`parity.core.printable`).
     return [replace(p, message=printable(p.message)) for p in out]

@@ -43,6 +43,18 @@ def is_model_request(req: ModelRequest) -> bool:
     return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
 
 
+def _answer(line: jsonrpc.Line) -> bool:
+    """Whether a line is a response (or a batch holding one): past the frame limit it is
+    still recorded and acted on, so an agent streaming a long answer, or flooding, never
+    turns the answer a step waits for into a timeout. Responses are as many as the
+    harness's requests, so memory stays bounded. A cheap test first: no `"id"`, none."""
+    if line.oversize or b'"id"' not in line.data:
+        return False
+    value = jsonrpc.parse_line(line).message
+    items = value if jsonrpc.is_batch(value) else [value]
+    return any(jsonrpc.classify(item) == "response" for item in items)
+
+
 def _unusable(parsed: jsonrpc.Parsed) -> bool:
     """A line that can never be part of the conversation: no JSON, or a JSON value
     that is neither a JSON-RPC message nor a batch."""
@@ -96,7 +108,7 @@ class Recording:
         """Record a line read from `process`; None past `MAX_FRAMES` (the line is then
         only counted in `dropped`, so a runaway agent cannot exhaust memory) and for
         unusable lines past `MAX_GARBAGE_FRAMES` (counted in `garbage`)."""
-        if len(self.transcript.frames) >= MAX_FRAMES:
+        if len(self.transcript.frames) >= MAX_FRAMES and not _answer(line):
             self.dropped += 1
             return None
         parsed = jsonrpc.parse_line(line)
@@ -148,9 +160,11 @@ class Recording:
     def finish(self) -> None:
         """The run's closing problems: frames past the limit, floods beyond the cap."""
         if self.dropped:
-            self.transcript.problems.append(
+            # First: a limit reached explains what follows it (a step's missing update).
+            self.transcript.problems.insert(
+                0,
                 f"frame limit ({MAX_FRAMES}) reached: {self.dropped} later line(s) from the"
-                " agent were read but not recorded or acted on"
+                " agent were read but not recorded or acted on (responses still were)",
             )
         if self.garbage > MAX_GARBAGE_FRAMES:
             self.transcript.problems.append(
