@@ -165,12 +165,13 @@ def adopted() -> list[int]:
 
 def end_adopted(timeout: float = 2.0) -> int:
     """SIGKILL and reap every adopted orphan (zombies included), again for the children
-    each one leaves (they are re-parented here in turn); how many there were."""
+    each one leaves (they are re-parented here in turn); how many of them were still
+    running (a zombie had ended by itself: reaped, not counted)."""
     total = 0
     deadline = time.monotonic() + timeout
     while (pids := adopted()) and time.monotonic() < deadline:
+        total += sum(1 for pid in pids if (info := proc_stat(pid)) and info.state != "Z")
         _kill_and_reap(pids, deadline)
-        total += len(pids)
     return total
 
 
