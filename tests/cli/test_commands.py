@@ -23,7 +23,7 @@ def test_targets_lists_every_target_and_why(project: Project) -> None:
     assert re.fullmatch(r"mini\s+available\s+peer, parity-stream, tools via stream", rows["mini"])
     assert rows["ghost"].split(None, 2)[1:] == ["unavailable", "ghost-agent is not installed here"]
     assert rows["native"].endswith(NATIVE)
-    assert rows["codex-acp"].endswith("not installed: run make peers")
+    assert rows["codex-acp"].endswith("not installed: run parity peers install")
     assert f"{project.root / 'parity.toml'}" in done.stdout
 
 
