@@ -5,6 +5,7 @@ the command line (a path, or a name below the configured scenarios directory).
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from parity.config.project import Config, load_config, with_suite
@@ -28,7 +29,8 @@ def project_config(args: argparse.Namespace) -> Config:
         try:
             config = with_suite(config, suite)
         except SuiteError as exc:
-            raise SystemExit(f"parity: {exc}") from None
+            print(f"parity: {exc}", file=sys.stderr)
+            raise SystemExit(2) from None
     return config
 
 

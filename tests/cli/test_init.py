@@ -70,3 +70,6 @@ def test_init_refuses_a_name_without_a_command_and_a_bad_name(tmp_path: Path) ->
     bad = proj.parity("init", "My Agent", "--", "x")
     assert bad.returncode == 2
     assert not any(proj.root.iterdir())
+    # An unknown suite is a usage error that names the shipped ones.
+    nope = proj.parity("run", "--suite", "nope")
+    assert nope.returncode == 2 and "no suite 'nope': the package ships acp" in nope.stderr
