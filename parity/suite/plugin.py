@@ -72,6 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     ParitySnapshotExtension.snapshots_dir = cfg.snapshots_dir
     ParitySnapshotExtension.scenarios_dir = cfg.scenarios_dir
+    ParitySnapshotExtension.recordings_dir = cfg.recordings_dir
     for name in sorted(cfg.targets):
         config.addinivalue_line("markers", f"{name}: scenario items of the {name} target")
     config.addinivalue_line("markers", f"{PARITY_MARK}: cross-target parity checks")

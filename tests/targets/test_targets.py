@@ -37,14 +37,14 @@ def test_unavailable_reasons_are_exact(tmp_path: Path, monkeypatch: pytest.Monke
     rows = {name: (state, detail) for name, state, detail in describe(config.targets, config.root)}
     assert rows["native"] == ("unavailable", NATIVE_REASON)
     for peer in ("codex-acp", "qwen-code", "opencode"):
-        assert rows[peer] == ("unavailable", "not installed: run make peers")
+        assert rows[peer] == ("unavailable", "not installed: run parity peers install")
     assert rows["plus"][0] == "available"
 
 
 def test_peer_becomes_available_once_its_binary_exists(tmp_path: Path) -> None:
     config = load_config(tmp_path)
     spec = config.targets["qwen-code"]
-    assert availability(spec, tmp_path) == "not installed: run make peers"
+    assert availability(spec, tmp_path) == "not installed: run parity peers install"
     binary = tmp_path / ".cache/peers/qwen-code/node_modules/.bin/qwen"
     binary.parent.mkdir(parents=True)
     binary.write_text("#!/bin/sh\n")
