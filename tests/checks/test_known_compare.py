@@ -1,6 +1,6 @@
 """`compare` with the project's known differences, on the shipped recordings (pure).
 
-Both recorded views of `baseline/handshake` (native's from the real DSH 0.1.0-rc.8) and
+Both recorded views of `baseline/handshake` (native's from the real DSH 0.2.1-rc.2) and
 the shipped `known-differences.yaml`: the facts explain every difference; an edit on
 either side inside a declared difference is drift naming the entry; outside the
 versions an entry does not apply.
@@ -54,7 +54,7 @@ def run(
 def test_the_shipped_facts_explain_every_difference() -> None:
     report = run(recorded("native"), recorded("plus"))
     assert report.ok, report.render()
-    assert set(report.known_used) == {"native-agent-info", "native-prompt-capabilities-only"}
+    assert set(report.known_used) == {"native-021-agent-info"}
     assert report.suppressed
 
 
@@ -64,22 +64,24 @@ def test_the_shipped_facts_explain_every_difference() -> None:
         (
             "native",
             lambda v: v["steps"][0]["result"]["agentInfo"].update(version="0.0.2"),
-            "native-agent-info",
+            "native-021-agent-info",
         ),
         (
             "plus",
             lambda v: v["steps"][0]["result"]["agentInfo"].pop("version"),
-            "native-agent-info",
+            "native-021-agent-info",
         ),
         (
             "native",
-            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(x=1),
-            "native-prompt-capabilities-only",
+            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(loadSession=True),
+            "native-021-no-load-session-capability",
         ),
         (
             "native",
-            lambda v: v["steps"][0]["result"].update(configOptions=[]),
-            "native-session-new-only-session-id",
+            lambda v: v["steps"][0]["result"]["agentCapabilities"]["sessionCapabilities"].update(
+                additionalDirectories={}
+            ),
+            "native-021-no-additional-directories-capability",
         ),
     ],
 )
@@ -95,12 +97,12 @@ def test_an_edit_inside_a_declared_difference_is_drift(side: str, edit: Any, ent
 
 def test_a_version_outside_the_range_is_compared_without_the_entries() -> None:
     native = recorded("native")
-    native["agent"]["version"] = "0.2.0"
+    native["agent"]["version"] = "0.2.2"
     report = run(native, recorded("plus"))
     assert report.known_applied == []
     assert {d.path for d in report.differences} >= {
         "steps[0].result.agentInfo.name",
-        "steps[0].result.agentCapabilities.mcpCapabilities",
+        "steps[0].result.agentInfo.version",
     }
 
 
@@ -109,7 +111,7 @@ def test_an_unknown_version_is_unjudged_not_applied() -> None:
     del native["agent"]
     native["steps"][0]["result"]["agentInfo"].pop("version")
     report = run(native, recorded("plus"))
-    assert "native-agent-info" in report.known_unjudged
+    assert "native-021-agent-info" in report.known_unjudged
     assert not report.ok
 
 
@@ -287,3 +289,22 @@ def test_a_late_update_differs_as_its_update_and_the_update_rules_explain_it() -
     assert run(native, plus, known).ok
     # A lone response stays whole: only the update wrapper is looked through.
     assert [d.path for d in run({"after": []}, native, []).differences] == ["after[0]"]
+
+
+def test_every_entry_covering_a_difference_has_explained_one() -> None:
+    # Two natives' facts at one place (each entry also states the other's side): the first
+    # claims the difference, and neither is stale for want of one of its own.
+    text = (
+        "differences:\n"
+        "  - id: a\n    target: native\n    path: steps[*].result.n\n"
+        "    sides: {native: {equals: 2}, others: {equals: 1}}\n    reason: r\n"
+        "  - id: b\n    target: native\n    path: steps[*].result\n"
+        "    sides: {native: {schema: {type: object}}, others: {schema: {type: object}}}\n"
+        "    reason: r\n"
+    )
+    findings, known = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
+    assert findings == []
+    report = run({"steps": [{"result": {"n": 2}}]}, {"steps": [{"result": {"n": 1}}]}, known)
+    assert report.ok
+    assert [rule.id for _, rule in report.suppressed] == ["a"]
+    assert sorted(report.known_used) == ["a", "b"]
