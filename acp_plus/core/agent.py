@@ -35,6 +35,7 @@ from acp_plus.core.repeats import RepeatTracker
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.step import StepAccumulator, tool_calls
 from acp_plus.core.store import SessionLog
+from acp_plus.core.token_meter import reading
 from acp_plus.core.tool_arguments import (
     NOT_AN_OBJECT_TEXT,
     NOT_LOSSLESS_TEXT,
@@ -295,9 +296,10 @@ class Agent:
                 }
             blocks = step.committed_blocks()
             if blocks or step.usage is not None:
-                self.commit(
-                    ev.assistant_message(str(uuid.uuid4()), turn, blocks, route_ref, step.usage)
-                )
+                message = ev.assistant_message(str(uuid.uuid4()), turn, blocks, route_ref)
+                if step.usage is not None:  # with native's token meter reading (usage_update)
+                    message |= {"usage": step.usage, "meter": reading(request, blocks, step.usage)}
+                self.commit(message)
             # Steered text (`steer`, §6.6) that came during the last step gets one more
             # step, so it always reaches the model; the turn still ends max-tokens (§3.1).
             hit_ceiling = hit_ceiling or kind == "max-tokens"

@@ -79,6 +79,8 @@ class AssistantMessage(TypedDict):
     blocks: list[dict[str, Any]]
     route: RouteRef
     usage: NotRequired[Usage]
+    meter: NotRequired[int]
+    """With usage: the token meter's reading after this step (`core.token_meter`)."""
 
 
 class ToolCall(TypedDict):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_plus.core.events import RouteSet, text_block
+from acp_plus.core.token_meter import usage_tokens
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled before it produced a result."
 
@@ -135,18 +136,12 @@ def latest_usage(events: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def used_tokens(events: list[dict[str, Any]]) -> int:
-    """The token meter: what the context holds after the latest step that reported usage.
-
-    Input (uncached + cache reads + cache writes) plus output, reasoning not added again;
-    the same formula as `acp_plus.protocol.updates.context_used` (docs/contract-notes.md,
-    "usage_update.used"). 0 when no step reported usage.
+    """The token meter: what the context holds after the latest step that reported usage,
+    as that step's `usage_update` said (`core.token_meter`). 0 when no step reported usage.
     """
-    usage = latest_usage(events)
-    if usage is None:
-        return 0
-    total = 0
-    for name in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens"):
-        value = usage.get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
-    return total
+    for event in reversed(events):
+        if event.get("type") == "assistant/message" and isinstance(event.get("usage"), dict):
+            meter = event.get("meter")
+            # A log written before the meter: the provider's count alone.
+            return meter if isinstance(meter, int) else usage_tokens(event["usage"])
+    return 0

@@ -192,7 +192,7 @@ class LiveSession:
             updates = project(
                 event,
                 context_window=self.route_info.context_window,
-                used_tokens=context_used(usage) if isinstance(usage, Mapping) else None,
+                used_tokens=_meter(event) if isinstance(usage, Mapping) else None,
             )
         except DeliveryError as exc:
             if kind == "assistant/message" and run is not None and event.get("turn") == run.turn:
@@ -377,3 +377,10 @@ async def close_all(sessions: list[LiveSession], timeout: float) -> list[str]:
     if pending:
         await asyncio.wait(pending, timeout=0.2)
     return failures
+
+
+def _meter(event: Mapping[str, Any]) -> int:
+    """The step's token meter reading (`core.token_meter`); a log written before the
+    meter has only the provider's count."""
+    meter = event.get("meter")
+    return meter if isinstance(meter, int) else context_used(event["usage"])
