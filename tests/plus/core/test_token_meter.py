@@ -67,7 +67,7 @@ def test_the_density_and_the_overheads() -> None:
     assert block_tokens({"type": "image", "mimeType": "image/png"}) == 10 + 4
     assert request_tokens("abcd", [], [], []) == 1 + 4
     assert request_tokens(None, [], [{"content": []}], []) == 4
-    assert request_tokens(None, [{"name": "a"}], [], []) == 3 + 4  # [{"name":"a"}]
+    assert request_tokens(None, [{"name": "a"}], [], []) == 4 + 4  # [{"name":"a"}]: 14
 
 
 def test_the_provider_count_wins_when_it_is_larger() -> None:
