@@ -20,6 +20,7 @@ MODULES = (
     "bench.bench_native",
     "bench.bench_natives",
     "bench.bench_shards",
+    "bench.bench_flood",
 )
 
 

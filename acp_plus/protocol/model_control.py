@@ -166,8 +166,8 @@ def apply(
     """The selection after `session/set_config_option{configId, value}`; raises the
     -32602 RpcError with the exact §1.5 detail for a refused value.
 
-    `reasoning` is the current model's declaration. Choosing another model clears the
-    explicit effort (the caller then resolves the new model's reasoning); `""` for
+    `reasoning` is the current model's declaration. Choosing a model, even the current
+    one, clears the explicit effort (the caller then resolves the new model's reasoning); `""` for
     `reasoning_effort` returns to the provider default.
     """
     if not isinstance(value, str):
@@ -178,8 +178,9 @@ def apply(
         chosen = _routes(selection, catalog).get(value)
         if chosen is None:
             raise invalid_params(f"unknown model option: {value}")
-        if (chosen.provider, chosen.model) == (selection.provider, selection.model):
-            return selection
+        # Any model choice, the current one included, drops the explicit effort: native
+        # 0.2.1-rc.2 replaces its whole selection with the chosen route
+        # (scenarios/sessions/config-options).
         return Selection(chosen.provider, chosen.model)
     if config_id == REASONING_EFFORT:
         known = reasoning is not None and (

@@ -2,10 +2,10 @@
 `schema_check.py` validates request params with (dev time only; acp-plus never reads
 the JSON schema at run time).
 
-    python -m acp_plus.protocol.schema_gen [SCHEMA_JSON]   # default: .cache/acp-schema/schema.json
+    python -m acp_plus.protocol.schema_gen [SCHEMA_JSON]   # default: parity/schema/acp/schema.json
 
 The input is the project's pinned ACP schema (`parity/checks/acp_schema.py`: the v1
-schema of the ACP TypeScript SDK 2.4.0, Apache-2.0, fetched by `make schema`). Each
+schema of the ACP TypeScript SDK 2.4.0, Apache-2.0, parity/schema/acp/schema.json). Each
 node is translated the way the SDK's generated zod schemas translate JSON schema
 (`required` -> the bare type, otherwise `.optional()`, a nullable type `.nullish()`,
 `oneOf`/`anyOf` -> `z.union`, a variant that adds a `type` const to a `$ref` ->
@@ -225,7 +225,7 @@ def render(methods: dict[str, str], table: dict[str, Node]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    source = Path(argv[0]) if argv else Path(".cache/acp-schema/schema.json")
+    source = Path(argv[0]) if argv else Path("parity/schema/acp/schema.json")
     methods, table = build(json.loads(source.read_text(encoding="utf-8")))
     target = Path(__file__).with_name("schema_table.py")
     target.write_text(render(methods, table), encoding="utf-8")

@@ -87,24 +87,30 @@ def classify(line: bytes | str) -> Incoming:
         value = js_parse(text)
     except (ValueError, RecursionError):
         return Invalid(None, parse_error())
+    # As native 0.2.1-rc.2's ACP SDK classifies a message: a call needs the `jsonrpc: "2.0"`
+    # envelope, a string method and (for a request) a valid id; a response-shaped object
+    # (no method; an id, result or error) is routed as a response and never answered;
+    # anything else is -32600 with id null and what came as its data (scenarios/protocol/
+    # raw-*). Its SDK closes the connection on a batch; acp-plus answers it like any other
+    # invalid request (docs/contract-notes.md).
     if not isinstance(value, dict):
-        return Invalid(None, invalid_request())
-    has_id = "id" in value
-    msg_id = value.get("id")
-    id_ok = valid_id(msg_id)
+        return Invalid(None, invalid_request(value))
     method = value.get("method")
-    if value.get("jsonrpc") != "2.0":
-        return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    if method is None:
-        if has_id and id_ok and ("result" in value or "error" in value):
-            error = value.get("error")
-            return Response(msg_id, value.get("result"), error if isinstance(error, dict) else None)
-        return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    if not isinstance(method, str) or (has_id and not id_ok):
-        return Invalid(msg_id if has_id and id_ok else None, invalid_request())
-    if has_id:
-        return Request(msg_id, method, value.get("params", UNDEFINED))
-    return Notification(method, value.get("params"))
+    has_id = "id" in value
+    if value.get("jsonrpc") == "2.0" and isinstance(method, str):
+        if not has_id:
+            return Notification(method, value.get("params"))
+        if valid_id(value["id"]):
+            return Request(value["id"], method, value.get("params", UNDEFINED))
+    elif "method" not in value and (has_id or "result" in value or "error" in value):
+        msg_id = value.get("id")
+        error = value.get("error")
+        return Response(
+            msg_id if valid_id(msg_id) else None,
+            value.get("result"),
+            error if isinstance(error, dict) else None,
+        )
+    return Invalid(None, invalid_request(value))
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -1,11 +1,13 @@
-"""The official ACP JSON Schema, fetched once at a pinned version and checksum.
+"""The official ACP JSON Schema, pinned by version and checksum, shipped in the package.
 
-The schema ships in the npm package `@agentclientprotocol/sdk` as `schema/v1/schema.json`
-from 2.0.0 on (1.x releases, including the 1.4.0 the DSH bridges build on, keep the v1
-schema at `schema/schema.json`); the pin is the newest release when this was written.
-It is not committed: the harness fetches it with `npm pack` into
-`.cache/acp-schema/schema.json`, checking the tarball's sha256, so a fresh clone
-validates against exactly the bytes CI used.
+The schema comes from the npm package `@agentclientprotocol/sdk` (Apache-2.0), as
+`schema/v1/schema.json` from 2.0.0 on (1.x releases, including the 1.4.0 the DSH bridges
+build on, keep the v1 schema at `schema/schema.json`); the pin is the newest release when
+this was written. Its bytes are committed as `parity/schema/acp/schema.json` and ship in
+the wheel, so an installed harness validates with no download, no npm and no network,
+against exactly the bytes CI used (`SCHEMA_SHA256`, checked by tests/checks/test_acp_schema.py).
+`fetch` re-derives that file from the npm tarball (checking the tarball's sha256 too):
+what a bump of `VERSION` runs, and what repairs a damaged copy.
 
     python -m parity.checks.acp_schema fetch     # idempotent; `make schema` calls it
     python -m parity.checks.acp_schema methods   # which $defs entry validates which method
@@ -35,10 +37,10 @@ TARBALL_SHA256 = "87acc66d5824f88d8913702f85cf74c997526bbffb06fce15a9f0d637566ca
 MEMBER = "package/schema/v1/schema.json"
 SCHEMA_SHA256 = "0d0b1ca83c4872e5473f68926a894c7a8203b59b118e2a79bfe43dd76fbcbc1a"
 
-ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / ".cache" / "acp-schema" / "schema.json"
+SHIPPED = Path(__file__).resolve().parents[1] / "schema" / "acp" / "schema.json"
+"""The pinned schema, package data of `parity` (in a checkout and in an installed wheel)."""
 ENV_PATH = "ACP_PARITY_SCHEMA"
-"""Environment variable naming another schema file (for offline machines)."""
+"""Environment variable naming another schema file (another version, a test)."""
 
 Kind = Literal["request", "response", "notification"]
 
@@ -48,16 +50,16 @@ class SchemaError(RuntimeError):
 
 
 def schema_path() -> Path:
-    """Where the schema is read from: `$ACP_PARITY_SCHEMA`, else the cache."""
+    """Where the schema is read from: `$ACP_PARITY_SCHEMA`, else the shipped copy."""
     override = os.environ.get(ENV_PATH)
-    return Path(override) if override else CACHE
+    return Path(override) if override else SHIPPED
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def fetch(dest: Path = CACHE, npm: str | None = None) -> Path:
+def fetch(dest: Path = SHIPPED, npm: str | None = None) -> Path:
     """Download the pinned package with `npm pack`, verify it, extract the schema.
 
     Does nothing when `dest` already holds the pinned schema. Raises SchemaError with
@@ -94,7 +96,7 @@ def fetch(dest: Path = CACHE, npm: str | None = None) -> Path:
     return install(data, dest)
 
 
-def install(tarball: bytes, dest: Path = CACHE) -> Path:
+def install(tarball: bytes, dest: Path = SHIPPED) -> Path:
     """Verify a package tarball against the pins and write its schema to `dest`."""
     got = _sha256(tarball)
     if got != TARBALL_SHA256:
@@ -122,15 +124,28 @@ def load_schema(path: Path | None = None) -> dict[str, Any]:
     try:
         schema = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SchemaError(
-            f"ACP schema not found at {path}: run `make schema` "
-            f"(or `python -m parity.checks.acp_schema fetch`)"
-        ) from None
+        raise SchemaError(missing_text(path)) from None
     except (OSError, ValueError) as exc:
         raise SchemaError(f"ACP schema at {path} is unreadable: {exc}") from exc
     if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
         raise SchemaError(f"ACP schema at {path} has no $defs")
     return schema
+
+
+def missing_text(path: Path) -> str:
+    """What to do when the schema file is not there: the fix depends on who moved it."""
+    if os.environ.get(ENV_PATH):
+        return (
+            f"ACP schema not found at {path}, where ${ENV_PATH} points: point it at a copy "
+            f"of {MEMBER.removeprefix('package/')} from {PACKAGE}@{VERSION}, or unset it to "
+            f"use the copy acp-parity ships"
+        )
+    return (
+        f"ACP schema not found at {path}, where acp-parity ships it: reinstall acp-parity "
+        f"(`pip install --force-reinstall acp-parity`), run `python -m "
+        f"parity.checks.acp_schema fetch` (needs npm), or set ${ENV_PATH} to a copy of "
+        f"{MEMBER.removeprefix('package/')} from {PACKAGE}@{VERSION}"
+    )
 
 
 def def_names() -> frozenset[str] | None:

@@ -28,6 +28,7 @@ when the schema is missing.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,10 +38,17 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
 from parity.checks.acp_schema import Kind, SchemaError, load_schema, method_defs
+from parity.checks.shapes import Shapes
+from parity.core.printable import printable
 from parity.core.transcript import Transcript
 from parity.view.ownership import frame_steps
 
 MAX_MESSAGE = 300
+MAX_PER_KIND = 100
+"""Findings of one kind listed per run; the rest are counted in one last finding."""
+CHECK_BUDGET = 60.0
+"""Seconds the check may take; past them it stops and says where (an `unchecked`
+finding). Shapes make a 200,000-frame flood take seconds (bench/bench_flood.py)."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +77,28 @@ class SchemaIndex:
         self.methods = method_defs(dict(schema))
         self.dialect = schema.get("$schema", "https://json-schema.org/draft/2020-12/schema")
         self._validators: dict[str, Draft202012Validator] = {}
+        self.shapes = Shapes(schema)
+        self._verdicts: dict[tuple[str, Any], str | None] = {}
+        """(def, shape) -> its verdict: each shape is validated once (`checks/shapes.py`)."""
+        self.validated = 0
+        """Values jsonschema validated (the rest were shapes already judged)."""
 
     def knows(self, method: str, kind: Kind) -> bool:
         return (method, kind) in self.methods
 
     def errors(self, def_name: str, value: Any) -> str | None:
-        """None when `value` is valid for `$defs[def_name]`, else the best error."""
+        """None when `value` is valid for `$defs[def_name]`, else the best error. A value
+        of a shape already judged gets that verdict (an error then says it repeats)."""
+        key = (def_name, self.shapes.of(value))
+        if key in self._verdicts:
+            known = self._verdicts[key]
+            return None if known is None else f"{known} (as an earlier frame of its shape)"
+        verdict = self._validate(def_name, value)
+        self._verdicts[key] = verdict
+        return verdict
+
+    def _validate(self, def_name: str, value: Any) -> str | None:
+        self.validated += 1
         validator = self._validators.get(def_name)
         if validator is None:
             wrapper = {"$schema": self.dialect, "$defs": self.defs, "$ref": f"#/$defs/{def_name}"}
@@ -187,7 +211,8 @@ def conformance_findings(transcript: Transcript) -> list[str]:
     entry saying how to get it (a missing schema must not read as a clean run)."""
     try:
         # The schema is loaded and indexed once per process (`_default_index`).
-        return [str(f) for f in findings(transcript, client_capabilities(transcript))]
+        found = findings(transcript, client_capabilities(transcript))
+        return [printable(str(f)) for f in found]
     except SchemaError as exc:
         return [f"[unchecked] conformance not checked: {exc}"]
 
@@ -205,8 +230,14 @@ class _Checker:
         self.prompted: set[Any] = set()
         """Sessions whose prompt has been answered at least once."""
         self.tools: dict[Any, set[Any]] = {}
+        self.counts: dict[str, int] = {}
 
     def add(self, kind: str, seq: int | None, message: str) -> None:
+        # A flood of one kind is counted past `MAX_PER_KIND`: what the summary, the
+        # ledger and the reports carry stays proportional to what a reader can use.
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        if self.counts[kind] > MAX_PER_KIND:
+            return
         if len(message) > MAX_MESSAGE:
             message = message[: MAX_MESSAGE - 3] + "..."
         step = self.step_of.get(seq) if seq is not None else None
@@ -214,7 +245,16 @@ class _Checker:
 
     def run(self) -> list[Finding]:
         process = 0
+        deadline = time.monotonic() + CHECK_BUDGET
         for f in self.t.frames:
+            if f.seq % 4096 == 0 and time.monotonic() > deadline:
+                self.add(
+                    "unchecked",
+                    f.seq,
+                    f"conformance stopped after {CHECK_BUDGET:g} s at frame {f.seq} of"
+                    f" {len(self.t.frames)}: the later frames were not checked",
+                )
+                break
             msg = f.message
             if f.process != process:
                 # A restarted agent answers nothing the previous process was asked.
@@ -238,6 +278,10 @@ class _Checker:
                 self.inbound_call(f.seq, msg)
             else:
                 self.response(f.seq, msg)
+        for kind, n in self.counts.items():
+            if n > MAX_PER_KIND:
+                more = f"... and {n - MAX_PER_KIND} more {kind} finding(s)"
+                self.out.append(Finding(kind, None, self.t.frames[-1].seq, more))
         return self.out
 
     def outbound(self, msg: Any) -> None:

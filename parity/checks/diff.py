@@ -22,6 +22,7 @@ from parity.checks.acp_schema import SchemaError, load_schema
 from parity.checks.comparable import comparable_views
 from parity.checks.diff_text import side_by_side
 from parity.checks.differences import ABSENT, DRIFT, Difference, find_differences
+from parity.core.printable import printable
 from parity.scenario.model import Rule
 from parity.scenario.pins import (
     EACH,
@@ -103,7 +104,8 @@ class ParityReport:
             lines.append(
                 f"  stale diverge rule: {rule.path!r} ({rule.reason}) matched no difference"
             )
-        return "\n".join(lines)
+        # Paths and labels can hold what an agent sent (a key of its own choosing).
+        return printable("\n".join(lines))
 
 
 def compare(

@@ -18,12 +18,15 @@ KINDS: dict[str, str] = {
     "stopped": "the run stopped at a step; the later steps did not run",
     "script": "a step the harness could not carry out as written (e.g. `cursor: next` "
     "after a list without nextCursor)",
-    "garbage": "a stdout line that is not JSON, over the frame limit, or not JSON-RPC",
+    "garbage": "a stdout line that is not JSON, over the frame limit, nested deeper than "
+    "the harness follows, or not JSON-RPC",
     "capability": "the agent called fs/* or terminal/* without the client capability",
     "stdin": "the agent stopped reading its stdin",
     "startup": "the target could not be started",
     "run-timeout": "the whole-run timeout (`timeouts.run`) ended the run",
     "frame-limit": "the agent sent more lines than the driver records",
+    "leftover": "processes the agent started were still running after it ended (killed)",
+    "escape": "an fs/* request of the agent went through a link out of the workdir (refused)",
     "driver": "a harness error while driving the run",
     "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
     "script-exhausted": "a model request after every consumable `llm` entry was used",
@@ -63,7 +66,7 @@ STEP_TEXTS: tuple[tuple[str, str], ...] = (
 )
 
 RUN_TEXTS: tuple[tuple[str, str], ...] = (
-    (r"frame \d+: (non-JSON line|oversize frame) on stdout", "garbage"),
+    (r"frame \d+: (non-JSON line|oversize frame|too deeply nested frame) on stdout", "garbage"),
     (r"frame \d+: agent sent a JSON value that is not a JSON-RPC message", "garbage"),
     (r"agent called \S+ without the client capability", "capability"),
     (r"driver error", "driver"),
@@ -75,12 +78,16 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"run timeout \(", "run-timeout"),
     (r"run stopped at step ", "stopped"),
     (r"frame limit \(", "frame-limit"),
+    (r"leftover processes: ", "leftover"),
+    (r"fs escape: ", "escape"),
     (r"(scenario|launch) file path escapes", "script"),
 )
 
 FLOOD_KINDS = {
     "non-JSON line": "garbage",
     "oversize frame": "garbage",
+    "too deep": "garbage",
+    "fs escape": "escape",
     "not-jsonrpc": "garbage",
     "capability": "capability",
     "driver": "driver",

@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from parity.checks.problem_kinds import FLOOD_KINDS, RUN_TEXTS, STEP_TEXTS, classify, llm_kind
+from parity.core.printable import printable
 from parity.core.transcript import Frame, StepRecord, Transcript
 from parity.scenario.model import Scenario
 
@@ -119,7 +120,12 @@ def run_problems(scenario: Scenario, t: Transcript) -> list[Problem]:
     stopped = any(p.kind == "stopped" for p in run_level)
     if not stopped:
         out += _unused_entries(scenario, t)
-    return out
+    # A limit reached comes first: it explains what follows it (a step that waited for
+    # updates the limit dropped), and must never read as another cause.
+    out.sort(key=lambda p: p.kind != "frame-limit")
+    # A problem can quote the agent (a stderr tail, a method name it chose): every text
+    # the summary, a failure or a report shows is escaped (`parity.core.printable`).
+    return [replace(p, message=printable(p.message)) for p in out]
 
 
 def _step_problems(steps: _Steps) -> list[Problem]:

@@ -43,6 +43,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="N",
         help="examples Hypothesis generates at most (default 1000)",
     )
+    p.add_argument(
+        "--max-runs",
+        type=int,
+        metavar="N",
+        help="examples run on both targets at most, shrinking included: a limit like "
+        "--budget that does not depend on the machine's speed (default: none)",
+    )
     p.add_argument("--seed", type=int, help="Hypothesis's seed (default: random)")
     p.add_argument(
         "-o",
@@ -154,6 +161,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         database,
         args.additive,
         explore_shard(args.shard, args.seed),
+        args.max_runs,
     )
     with Runner(config) as runner:
         for target in targets:
@@ -171,7 +179,10 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     paths = write_findings(findings, out_dir, targets, args.seed)
     engine = progress.elapsed - progress.agent_seconds
-    ended = "the budget ended it" if progress.over_budget else "Hypothesis finished"
+    ended = "Hypothesis finished"
+    if progress.over_budget:
+        spent = args.max_runs is not None and progress.ran >= args.max_runs
+        ended = "--max-runs ended it" if spent else "the budget ended it"
     print(
         f"parity explore {','.join(targets)}: {progress.tried} examples tried, {progress.ran} "
         f"run, in {progress.elapsed:.0f} s ({ended}; agents {progress.agent_seconds:.0f} s, "
@@ -180,5 +191,8 @@ def cmd_explore(args: argparse.Namespace) -> int:
     for finding, path in zip(findings, paths, strict=True):
         again = {True: "reproduced", False: "not reproduced (flaky?)", None: "not rechecked"}
         print(f"  [{finding.signature.category}] {finding.signature.shape}")
-        print(f"      {path}  ({again[finding.reproduced]})")
+        shrunk = f"{finding.lines} lines"
+        if finding.first_lines is not None and finding.first_lines != finding.lines:
+            shrunk = f"shrunk from {finding.first_lines} to {finding.lines} lines"
+        print(f"      {path}  ({again[finding.reproduced]}; {shrunk})")
     return 1 if findings else 0

@@ -22,9 +22,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from parity.cli import capture, explore, merge
+from parity.cli import capture, explore, init, merge
 from parity.cli.inspect import cmd_calibrate, cmd_diff, cmd_show
-from parity.cli.project import load_named, project_config, scenario_path
+from parity.cli.project import (
+    SUITE_HELP,
+    default_paths,
+    load_named,
+    outside_paths,
+    project_config,
+    scenario_path,
+)
 from parity.cli.run import cmd_run
 from parity.cli.validate import cmd_validate
 from parity.suite.options import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
@@ -60,6 +67,11 @@ def cmd_review(args: argparse.Namespace) -> int:
 
     config = project_config(args)
     paths = [scenario_path(config, s) for s in args.scenarios]
+    why = outside_paths(config, paths)
+    if why is not None:
+        raise SystemExit(f"parity review: {why}")
+    if config.suite and not paths:
+        paths = default_paths(config)
     try:
         select, added = target_selection(args.targets, config.targets, config.source)
     except TargetConfigError as exc:
@@ -110,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="parity",
         description="Protocol-parity test harness for ACP agents.",
-        epilog="parity run|record ... -- ARGS passes ARGS to pytest (e.g. -- -x --lf).",
+        epilog="parity run|record ... -- ARGS passes ARGS to pytest (e.g. -- -x --lf); "
+        "parity init NAME -- CMD ARGS declares the agent NAME started by CMD ARGS.",
     )
     parser.add_argument("--root", help="project root holding parity.toml (default: found)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -122,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=helptext, description=helptext)
         p.add_argument("scenarios", nargs="*", help="scenario files or names (default: all)")
         p.add_argument("--targets", help="only these targets' items, e.g. plus,native")
+        p.add_argument("--suite", metavar="NAME", help=SUITE_HELP)
         p.add_argument("--require-targets", metavar="A,B", help=REQUIRE_TARGETS_HELP)
         p.add_argument("--require-live", metavar="A,B", help=REQUIRE_LIVE_HELP)
         p.add_argument("-k", dest="keyword", help="pytest -k expression")
@@ -192,9 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--from",
         dest="source",
         metavar="DIR",
-        help="review the pending snapshots a run wrote to DIR (--pending, or a report's "
-        "pending/ folder): nothing is run",
+        help="review the pending snapshots a run wrote to DIR (--pending, or a report "
+        "directory: its pending/ folder): nothing is run",
     )
+    p.add_argument("--suite", metavar="NAME", help=SUITE_HELP)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--accept-all", action="store_true", help="accept every clean run")
     mode.add_argument("--reject-all", action="store_true", help="reject every change")
@@ -221,6 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse model calls without the key in $VAR (401), like a real provider",
     )
 
+    init.add_parser(sub)
     capture.add_parser(sub)
     explore.add_parser(sub)
     merge.add_parser(sub)
@@ -253,7 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `parity` console script."""
     install_sigterm_handler()
     argv = list(sys.argv[1:] if argv is None else argv)
-    # Everything after `--` goes to pytest untouched (run and record only).
+    # Everything after `--` goes to pytest untouched (run and record), or is the agent's
+    # command (`parity init NAME -- CMD ARGS...`).
     extra = argv[argv.index("--") + 1 :] if "--" in argv else []
     argv = argv[: argv.index("--")] if "--" in argv else argv
     args = build_parser().parse_args(argv)
@@ -272,6 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "capture": capture.cmd_capture,
         "explore": explore.cmd_explore,
         "merge": merge.cmd_merge,
+        "init": init.cmd_init,
     }
     try:
         return int(commands[args.command](args))

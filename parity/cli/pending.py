@@ -32,13 +32,16 @@ def pending_items(
     from parity.scenario.load import load_scenario
     from parity.view.dump import load_view
 
+    source = pending_folder(source)
     wanted = {f.resolve() for f in files}
     items: list[Pending] = []
     notes: list[str] = []
     found = pending_snapshots(source)
+    skipped = 0
     for name, target, path in found:
         scenario_file = config.scenarios_dir / f"{name}.yaml"
         if scenario_file.resolve() not in wanted or (select is not None and target not in select):
+            skipped += 1
             continue
         try:
             scenario = load_scenario(scenario_file, config.scenarios_dir)
@@ -60,7 +63,25 @@ def pending_items(
     items.sort(key=lambda i: (i.scenario.name, _order(i.scenario.targets, i.target)))
     if not items and not notes and not found:
         notes.append(f"no pending snapshots under {source}")
+    elif not items and not notes:
+        notes.append(
+            f"none of the {skipped} pending snapshot(s) under {source} is of the selected "
+            f"scenarios and targets (scenarios below {config.scenarios_dir})"
+        )
     return items, notes
+
+
+def pending_folder(source: Path) -> Path:
+    """Where the pending snapshots of `source` are: `source` itself (`--pending DIR`), or
+    its `pending/` folder when it is a report directory (`--report DIR` writes them to
+    `DIR/pending`, and CI uploads the whole report)."""
+    inner = source / "pending"
+    if not inner.is_dir():
+        return source
+    # A `--pending DIR` may hold a scenario folder named `pending` among others; a report
+    # holds YAML only in its pending/ folder.
+    outside = any(not p.is_relative_to(inner) for p in source.rglob("*.yaml"))
+    return source if outside else inner
 
 
 def _order(targets: Sequence[str], target: str) -> tuple[int, str]:

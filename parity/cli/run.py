@@ -8,13 +8,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from parity.cli.project import project_config, scenario_path
+from parity.cli.project import default_paths, outside_paths, project_config, scenario_path
 from parity.config.project import Config
 
 
 def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> list[str]:
     """The pytest command line `parity run` / `parity record` stands for (pure)."""
-    paths = [str(scenario_path(config, s)) for s in args.scenarios] or [str(config.scenarios_dir)]
+    given = [scenario_path(config, s) for s in args.scenarios] or default_paths(config)
+    paths = [str(p) for p in given]
     out = [*paths, "-p", "parity.suite.plugin", "--parity-root", str(config.root)]
     # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
     out += ["--rootdir", str(config.root)]
@@ -72,6 +73,10 @@ def cmd_run(args: argparse.Namespace, *, record: bool = False) -> int:
     config = project_config(args)
     if not args.scenarios and not config.scenarios_dir.is_dir():
         print(f"parity: no scenarios directory at {config.scenarios_dir}", file=sys.stderr)
+        return 2
+    why = outside_paths(config, [scenario_path(config, s) for s in args.scenarios])
+    if why is not None:
+        print(f"parity: {why}", file=sys.stderr)
         return 2
     # The plugin takes this configuration rather than reading parity.toml again.
     given = [GivenConfig(config)]

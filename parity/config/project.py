@@ -12,12 +12,14 @@ plugin (`parity.suite.options.GivenConfig`), the plugin hands it to its xdist wo
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parity.config.suites import FAMILY, USER_DIR, shipped_suite
 from parity.targets.spec import TargetConfigError, TargetSpec, declared_targets
 
 if TYPE_CHECKING:
@@ -40,14 +42,33 @@ class Config:
     project: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """The project's `[parity]` settings as read (`project_table`): what `to_dict` hands
     on, so another process makes the same configuration without reading the file."""
+    suite: str | None = None
+    """The shipped suite this configuration runs (`--suite`, `with_suite`), or None."""
+    recordings_dir: Path | None = None
+    """Recordings read where `snapshots_dir` has none (a shipped suite's reference
+    agents); never written."""
+    suite_known: Path | None = None
+    """A shipped suite's known differences: its `family: peer` entries apply too."""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data (an xdist worker's `workerinput`); `from_dict` makes it again."""
-        return {"root": str(self.root), "project": dict(self.project), "source": self.source}
+        data = {"root": str(self.root), "project": dict(self.project), "source": self.source}
+        return {**data, "suite": self.suite}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Config:
-        return config_of(Path(data["root"]), data["project"], str(data["source"]))
+        config = config_of(Path(data["root"]), data["project"], str(data["source"]))
+        return with_suite(config, data["suite"]) if data.get("suite") else config
+
+    def recording(self, scenario: str, target: str) -> Path:
+        """The file holding `target`'s recording of `scenario`: the project's own, else
+        the shipped one (a suite's reference agents), else where the project's would be."""
+        name = f"{scenario}/{target}.yaml"
+        own = self.snapshots_dir / name
+        if own.is_file() or self.recordings_dir is None:
+            return own
+        shipped = self.recordings_dir / name
+        return shipped if shipped.is_file() else own
 
     @property
     def families(self) -> dict[str, str]:
@@ -87,9 +108,27 @@ class Config:
                     findings.append(ScenarioError(where, 0, 0, "known_differences", message))
                 seen.setdefault(rule.id, where)
             rules += own
+        if self.suite_known is not None and self.suite_known.is_file():
+            found, shipped = check_known_text(
+                self.suite_known.read_text(encoding="utf-8"),
+                str(self.suite_known),
+                self.families,
+                acp_defs,
+            )
+            findings += found
+            rules += [r for r in shipped if r.id not in seen and self._suite_rule(r)]
         if any(f.severity == "error" for f in findings):
             return findings, []
         return findings, rules
+
+    def _suite_rule(self, rule: Rule) -> bool:
+        """Whether a shipped suite's known difference applies in its run: declared for
+        the peer family, or for targets that are all of it (one reference agent's own
+        fact). The repository's others describe agents the suite does not run."""
+        if rule.family:
+            return rule.family == FAMILY
+        targets = rule.targets or []
+        return bool(targets) and all(self.families.get(t) == FAMILY for t in targets)
 
     def known_rules(self, acp_defs: Collection[str] | None = None) -> list[Rule]:
         """The project's known differences; `ScenarioInvalid` with every error."""
@@ -132,6 +171,21 @@ def load_config(root: Path | None = None) -> Config:
     root = find_root(Path.cwd()) if root is None else root.resolve()
     project, source = project_table(root)
     return config_of(root, project, source)
+
+
+def with_suite(config: Config, name: str) -> Config:
+    """`config` running the shipped suite `name` (`parity.config.suites`): its scenarios,
+    the user's recordings under `parity-suites/<name>/` with the shipped ones behind
+    them, and its known differences beside the project's. SuiteError when there is none."""
+    suite = shipped_suite(name)
+    return dataclasses.replace(
+        config,
+        suite=name,
+        scenarios_dir=suite.scenarios_dir,
+        snapshots_dir=config.root / USER_DIR / name,
+        recordings_dir=suite.recordings,
+        suite_known=suite.known,
+    )
 
 
 def config_of(root: Path, project: Mapping[str, Any], source: str) -> Config:

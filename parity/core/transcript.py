@@ -93,6 +93,9 @@ class ProcessRecord:
     stopped_by: str | None = None
     """How the shutdown ladder ended it: `exit` (by itself), `eof`, `sigterm`, `sigkill`."""
     stderr_tail: str = ""
+    leftovers: int = 0
+    """Processes it started that were still running after it ended (in its group past
+    a grace, or escaped from it: a double fork, `setsid`), killed by the harness."""
 
 
 @dataclass

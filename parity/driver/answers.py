@@ -19,6 +19,7 @@ from typing import Any
 
 from parity.driver import jsonrpc
 from parity.driver.terminals import Terminals
+from parity.driver.workdir_files import Escape, Refused, parts_below, read_below, write_below
 
 ANSWER_TABLE_KEYS = frozenset({"by_prompt", "by_tool", "default"})
 """The keys of `client.permission` in its table form (answers by prompt, by tool)."""
@@ -86,7 +87,15 @@ class ClientAnswers:
         if method in ("fs/read_text_file", "fs/write_text_file"):
             if fs.get("read" if method == "fs/read_text_file" else "write"):
                 await self._hold(fs.get("after"), msg, seq)
-                return fs_answer(req_id, method, params, self.workdir)
+                reply = fs_answer(req_id, method, params, self.workdir)
+                message = str(reply.get("error", {}).get("message", ""))
+                if ESCAPE in message:
+                    path = params.get("path") if isinstance(params, dict) else None
+                    self.problem(
+                        "fs escape",
+                        f"fs escape: the agent's {method} of {path} was refused: {message}",
+                    )
+                return reply
             self.problem("capability", f"agent called {method} without the client capability")
             return jsonrpc.method_not_found(req_id, method)
         if method.startswith("terminal/"):
@@ -199,14 +208,21 @@ def inside(path: Path, root: Path) -> bool:
     return True
 
 
+ESCAPE = "path goes through a link out of the workdir"
+"""The start of the error message of an fs answer refused because of a link (the
+agent's doing, `parity.driver.workdir_files.Escape`): `ClientAnswers` notes it."""
+
+
 def fs_answer(req_id: Any, method: str, params: Any, workdir: Path) -> dict[str, Any]:
-    """Serve fs/read_text_file or fs/write_text_file against files under `workdir`."""
+    """Serve fs/read_text_file or fs/write_text_file against files under `workdir`,
+    never outside it, whatever links and `..` the path holds or gains meanwhile
+    (`parity.driver.workdir_files`)."""
     params = params if isinstance(params, dict) else {}
     raw_path = params.get("path")
     if not isinstance(raw_path, str) or not os.path.isabs(raw_path):
         return jsonrpc.error(req_id, -32602, "Invalid params: path must be absolute")
-    path = Path(os.path.realpath(raw_path))
-    if not inside(path, Path(os.path.realpath(workdir))):
+    parts = parts_below(raw_path, str(workdir))
+    if parts is None:
         return jsonrpc.error(
             req_id, -32602, f"Invalid params: path outside the workdir: {raw_path}"
         )
@@ -215,16 +231,19 @@ def fs_answer(req_id: Any, method: str, params: Any, workdir: Path) -> dict[str,
         if not isinstance(content, str):
             return jsonrpc.error(req_id, -32602, "Invalid params: content must be a string")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(content, encoding="utf-8")
-        except OSError as exc:
+            write_below(str(workdir), parts, content)
+        except Escape as exc:
+            return jsonrpc.error(req_id, -32602, f"Invalid params: {ESCAPE} ({exc})")
+        except (OSError, Refused) as exc:
             return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
         return jsonrpc.result(req_id, {})
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_below(str(workdir), parts)
     except FileNotFoundError:
         return jsonrpc.error(req_id, -32002, "Resource not found", {"path": raw_path})
-    except (OSError, UnicodeDecodeError) as exc:
+    except Escape as exc:
+        return jsonrpc.error(req_id, -32602, f"Invalid params: {ESCAPE} ({exc})")
+    except (OSError, UnicodeDecodeError, Refused) as exc:
         return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")
     line, limit = params.get("line"), params.get("limit")
     if isinstance(line, int) or isinstance(limit, int):

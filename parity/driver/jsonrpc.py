@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from parity.core.depth import MAX_DEPTH, cut, depth, may_be_deeper
+
 FRAME_LIMIT = 8 * 1024 * 1024
 """Longest line recorded in full (bytes, newline excluded). Longer lines are oversize."""
 
@@ -42,6 +44,9 @@ class Parsed:
     raw: str
     message: Any = None
     error: str | None = None
+    cut_from: int = 0
+    """How deep the value nested when it is deeper than `MAX_DEPTH` (`message` is then
+    cut there, `parity.core.depth`); 0 otherwise."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -51,8 +56,12 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_line(line: Line) -> Parsed:
-    """Decode and parse one line. Never raises: failures become `Parsed.error`."""
-    raw = line.data.decode("utf-8", errors="replace")
+    """Decode and parse one line. Never raises: failures become `Parsed.error`.
+
+    `raw` keeps every byte: one that is not UTF-8 becomes a lone surrogate
+    (`surrogateescape`), so `raw.encode("utf-8", "surrogateescape")` gives the line back
+    exactly; what shows it escapes it (`parity.core.printable`)."""
+    raw = line.data.decode("utf-8", errors="surrogateescape")
     if line.oversize:
         return Parsed(raw, None, f"oversize frame: {line.size} bytes exceed {FRAME_LIMIT}")
     try:
@@ -62,9 +71,12 @@ def parse_line(line: Line) -> Parsed:
     if not text.strip():
         return Parsed(raw, None, "empty line")
     try:
-        return Parsed(raw, json.loads(text, parse_constant=_reject_constant))
+        value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
         return Parsed(raw, None, f"invalid JSON: {exc}")
+    if may_be_deeper(text) and (levels := depth(value)) > MAX_DEPTH:
+        return Parsed(raw, cut(value), cut_from=levels)
+    return Parsed(raw, value)
 
 
 def classify(message: Any) -> Kind:

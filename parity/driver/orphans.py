@@ -7,10 +7,14 @@ to the harness instead of init, and `adopted()` finds it as a child the harness 
 started itself. `spawn` registers the processes it starts (`claim`) so they are never
 mistaken for orphans, and only processes carrying this harness's mark in their
 environment (`MARK`, set in every agent's and terminal's environment and inherited by
-what they start) are ever ended: a child the host process started itself, in a session
-of its own (a test's subprocess, say), is left alone. Each agent also gets a
-parent-death signal (`PR_SET_PDEATHSIG` SIGKILL), so a `kill -9` of the harness takes
-its agents with it.
+what they start) or the no-new-privileges bit (`PR_SET_NO_NEW_PRIVS`, set on every agent
+and terminal; the kernel passes it to every descendant and nothing can clear it, so a
+child that empties its environment, `setsid`s and double-forks still carries it) are
+ever ended: a child the host process started itself, in a session of its own (a test's
+subprocess, say), is left alone. Each agent also gets a parent-death signal
+(`PR_SET_PDEATHSIG` SIGKILL), so a `kill -9` of the harness takes its agents with it.
+
+How the harness keeps its own secrets from agents is `parity.driver.guard`.
 
 Elsewhere than Linux every function here is a harmless no-op.
 """
@@ -28,35 +32,57 @@ from typing import NamedTuple
 
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
 
 MARK = "PARITY_HARNESS_PID"
 """Environment variable naming the harness an agent (and so each descendant) belongs to."""
 
 _claimed: set[int] = set()
 _subreaper = False
+_libc: ctypes.CDLL | None = None
 
 
-def _prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int) -> bool:
+    """`prctl(option, value, 0, 0, 0)` succeeded (False elsewhere than Linux)."""
+    global _libc
     if not sys.platform.startswith("linux"):
         return False
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    if _libc is None:
+        _libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    return int(_libc.prctl(option, value, 0, 0, 0)) == 0
+
+
+def _no_new_privs(pid: int | str) -> bool:
+    """Whether `pid` runs with the no-new-privileges bit (unreadable: no)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            return b"\nNoNewPrivs:\t1" in fh.read()
+    except OSError:
+        return False
+
+
+_HARNESS_NNP = _no_new_privs("self")
+"""The harness itself runs with the bit (a container started with no-new-privileges):
+then every child has it, and only the environment's mark tells an agent's apart."""
 
 
 def become_subreaper() -> bool:
     """Make this process the child subreaper of everything it starts (once)."""
     global _subreaper
     if not _subreaper:
-        _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        _subreaper = prctl(_PR_SET_CHILD_SUBREAPER, 1)
     return _subreaper
 
 
 def die_with_parent() -> None:
-    """`preexec_fn` for an agent: SIGKILL it when the harness's spawning thread ends.
+    """`preexec_fn` for an agent: SIGKILL it when the harness's spawning thread ends;
+    mark it and all it starts (`PR_SET_NO_NEW_PRIVS`, see the module doc; it also keeps
+    setuid programs from raising what the agent may do).
 
     The signal follows the thread that forked, which is the event loop's; a harness
     that is SIGKILLed loses every thread at once, which is the case this is for."""
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    prctl(_PR_SET_NO_NEW_PRIVS, 1)
 
 
 def marked_env(env: dict[str, str]) -> dict[str, str]:
@@ -65,7 +91,10 @@ def marked_env(env: dict[str, str]) -> dict[str, str]:
 
 
 def _carries_mark(pid: int, me: int) -> bool:
-    """Whether `pid`'s environment names this harness (unreadable: not ours)."""
+    """Whether `pid` is an agent's: its environment names this harness, or it has the
+    no-new-privileges bit the harness itself lacks (unreadable: not ours)."""
+    if not _HARNESS_NNP and _no_new_privs(pid):
+        return True
     try:
         with open(f"/proc/{pid}/environ", "rb") as fh:
             environ = fh.read()
@@ -136,12 +165,13 @@ def adopted() -> list[int]:
 
 def end_adopted(timeout: float = 2.0) -> int:
     """SIGKILL and reap every adopted orphan (zombies included), again for the children
-    each one leaves (they are re-parented here in turn); how many there were."""
+    each one leaves (they are re-parented here in turn); how many of them were still
+    running (a zombie had ended by itself: reaped, not counted)."""
     total = 0
     deadline = time.monotonic() + timeout
     while (pids := adopted()) and time.monotonic() < deadline:
+        total += sum(1 for pid in pids if (info := proc_stat(pid)) and info.state != "Z")
         _kill_and_reap(pids, deadline)
-        total += len(pids)
     return total
 
 

@@ -20,23 +20,47 @@ from pathlib import Path
 
 from parity.core.transcript import ProcessRecord
 from parity.driver import jsonrpc, orphans
+from parity.driver.guard import guard_harness
 
 STDERR_TAIL = 8 * 1024
 """Bytes of stderr kept for the transcript."""
 EXIT_POLL = 0.02
 """Seconds between checks of a process's return code while its pipes stay open."""
+LEFTOVER_GRACE = 1.0
+"""Seconds the children an agent left in its group get to end by themselves after it
+ended by itself; those still running then are leftovers (a run problem)."""
 
-PASSED_NAMES = frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL"})
+LOCALE_NAMES = frozenset(
+    {
+        "LC_ALL",
+        "LC_CTYPE",
+        "LC_COLLATE",
+        "LC_MESSAGES",
+        "LC_MONETARY",
+        "LC_NUMERIC",
+        "LC_TIME",
+        "LC_ADDRESS",
+        "LC_IDENTIFICATION",
+        "LC_MEASUREMENT",
+        "LC_NAME",
+        "LC_PAPER",
+        "LC_TELEPHONE",
+    }
+)
+"""The locale categories (POSIX and glibc), each by name: a prefix (`LC_*`) would pass
+any variable someone named `LC_...`, a planted `LC_TOKEN` included."""
+PASSED_NAMES = (
+    frozenset({"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "USER", "LOGNAME", "SHELL"}) | LOCALE_NAMES
+)
 """Inherited variables an agent gets: what a process needs to run (find programs, pick
-a locale, a time zone and a terminal, know its user). Everything else, credentials and
-proxies included, stays with the harness; a target's own `env` adds what it needs."""
-PASSED_PREFIXES = ("LC_",)
-"""Inherited variable families passed as a whole (the locale categories)."""
+a locale, a time zone and a terminal, know its user). An explicit list, no prefix:
+everything else, credentials and proxies included, stays with the harness; a target's
+own `env` adds what it needs."""
 
 
 def passed(name: str) -> bool:
     """Whether an inherited variable reaches agents (see `PASSED_NAMES`)."""
-    return name in PASSED_NAMES or name.startswith(PASSED_PREFIXES)
+    return name in PASSED_NAMES
 
 
 def allowed_env(base: Mapping[str, str]) -> dict[str, str]:
@@ -138,8 +162,9 @@ class AgentProcess:
         return self.proc.stdin
 
     def stderr_tail(self) -> str:
-        """The last `STDERR_TAIL` bytes of stderr, decoded leniently."""
-        return bytes(self._stderr[-STDERR_TAIL:]).decode("utf-8", errors="replace")
+        """The last `STDERR_TAIL` bytes of stderr; a byte that is not UTF-8 is kept as a
+        lone surrogate (`surrogateescape`, as a frame's `raw`), escaped where shown."""
+        return bytes(self._stderr[-STDERR_TAIL:]).decode("utf-8", errors="surrogateescape")
 
     async def _drain_stderr(self) -> None:
         assert self.proc.stderr is not None
@@ -220,15 +245,24 @@ class AgentProcess:
                 _kill_group(self.pid, signal.SIGKILL)
                 self.record.stopped_by = "sigkill"
                 await self.wait_exit(ladder.kill)
-        # The leader is gone, but children it left in the group may not be. A SIGKILLed
-        # process takes a moment to die, so wait until the group is really empty.
+        # The leader is gone, but children it left in the group may not be. Those of an
+        # agent that ended by itself get a moment to follow it (an MCP server reading
+        # EOF); whatever is still there outlived it, a leftover. A SIGKILLed process
+        # takes a moment to die, so wait until the group is really empty.
+        loop = asyncio.get_running_loop()
+        left = 0
+        if self.record.stopped_by != "sigkill":
+            deadline = loop.time() + LEFTOVER_GRACE
+            while (members := group_members(self.pid)) and loop.time() < deadline:
+                await asyncio.sleep(0.02)
+            left = len(members)
         if _kill_group(self.pid, signal.SIGKILL):
-            deadline = asyncio.get_running_loop().time() + ladder.kill
-            while group_members(self.pid) and asyncio.get_running_loop().time() < deadline:
+            deadline = loop.time() + ladder.kill
+            while group_members(self.pid) and loop.time() < deadline:
                 await asyncio.sleep(0.01)
         # Descendants that left the group (a double fork into a new session) were
         # re-parented to the harness, the subreaper: end them too (docs/driver.md).
-        orphans.end_adopted()
+        self.record.leftovers += left + orphans.end_adopted()
         if self._stderr_task is not None:
             # A child outside the group can hold stderr open; do not wait on it forever.
             with contextlib.suppress(TimeoutError):
@@ -269,6 +303,7 @@ async def spawn(argv: list[str], env: Mapping[str, str], cwd: Path) -> AgentProc
     program cannot be started (missing binary, not executable).
     """
     orphans.become_subreaper()
+    guard_harness()
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,

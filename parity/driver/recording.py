@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from parity.core.depth import MAX_DEPTH
 from parity.core.transcript import Direction, Frame, ModelRequest, Transcript
 from parity.driver import jsonrpc
 
@@ -40,6 +41,18 @@ def is_model_request(req: ModelRequest) -> bool:
     """A call for a model response in any dialect (side requests included: the fake
     decides `side` only after telling listeners), not catalog, tool or MCP traffic."""
     return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
+
+
+def _answer(line: jsonrpc.Line) -> bool:
+    """Whether a line is a response (or a batch holding one): past the frame limit it is
+    still recorded and acted on, so an agent streaming a long answer, or flooding, never
+    turns the answer a step waits for into a timeout. Responses are as many as the
+    harness's requests, so memory stays bounded. A cheap test first: no `"id"`, none."""
+    if line.oversize or b'"id"' not in line.data:
+        return False
+    value = jsonrpc.parse_line(line).message
+    items = value if jsonrpc.is_batch(value) else [value]
+    return any(jsonrpc.classify(item) == "response" for item in items)
 
 
 def _unusable(parsed: jsonrpc.Parsed) -> bool:
@@ -95,7 +108,7 @@ class Recording:
         """Record a line read from `process`; None past `MAX_FRAMES` (the line is then
         only counted in `dropped`, so a runaway agent cannot exhaust memory) and for
         unusable lines past `MAX_GARBAGE_FRAMES` (counted in `garbage`)."""
-        if len(self.transcript.frames) >= MAX_FRAMES:
+        if len(self.transcript.frames) >= MAX_FRAMES and not _answer(line):
             self.dropped += 1
             return None
         parsed = jsonrpc.parse_line(line)
@@ -116,6 +129,12 @@ class Recording:
         if parsed.error is not None:
             what = "oversize frame" if line.oversize else "non-JSON line"
             self.problem(what, f"frame {frame.seq}: {what} on stdout: {parsed.error}")
+        elif parsed.cut_from:
+            self.problem(
+                "too deep",
+                f"frame {frame.seq}: too deeply nested frame on stdout: JSON nested"
+                f" {parsed.cut_from} levels deep, cut at {MAX_DEPTH} (the line is kept whole)",
+            )
         return frame
 
     def record_out(self, raw: str, message: Any, error: str | None, process: int) -> Frame:
@@ -141,9 +160,11 @@ class Recording:
     def finish(self) -> None:
         """The run's closing problems: frames past the limit, floods beyond the cap."""
         if self.dropped:
-            self.transcript.problems.append(
+            # First: a limit reached explains what follows it (a step's missing update).
+            self.transcript.problems.insert(
+                0,
                 f"frame limit ({MAX_FRAMES}) reached: {self.dropped} later line(s) from the"
-                " agent were read but not recorded or acted on"
+                " agent were read but not recorded or acted on (responses still were)",
             )
         if self.garbage > MAX_GARBAGE_FRAMES:
             self.transcript.problems.append(

@@ -223,5 +223,11 @@ async def _play(run: Run) -> None:
         await run.terminals.close()
         await run.agent.stop()
         transcript.timings["teardown"] = recording.now() - t
+        for i, proc in enumerate(transcript.processes):
+            if proc.leftovers:
+                transcript.problems.append(
+                    f"leftover processes: {proc.leftovers} process(es) agent process {i}"
+                    " started were still running after it ended; the harness killed them"
+                )
         transcript.files = workspace_files(run.paths.workdir, run.scenario.expect_files)
         recording.finish()

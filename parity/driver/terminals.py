@@ -94,6 +94,7 @@ class Terminals:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
+                preexec_fn=orphans.die_with_parent,  # marked as an agent's (no new privs)
             )
         except OSError as exc:
             return jsonrpc.error(req_id, -32603, f"Internal error: {exc}")

@@ -33,7 +33,7 @@ from parity.driver import orphans
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
-from parity.engine.store import read_view
+from parity.engine.store import read_view_at
 from parity.fakellm.parity_stream import catalog as served_catalog
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
@@ -257,7 +257,8 @@ class Runner:
         if why is None:
             result = self.result(scenario, target)
             return result.view, result, None
-        return read_view(self.config.snapshots_dir, scenario.name, target), None, why
+        # The project's recording, else a shipped suite's (`Config.recording`).
+        return read_view_at(self.config.recording(scenario.name, target)), None, why
 
     @contextlib.contextmanager
     def _locked(self, key: str) -> Iterator[Path | None]:

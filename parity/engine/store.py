@@ -44,7 +44,12 @@ def read_text(path: Path) -> str | None:
 
 def read_view(snapshots_dir: Path, scenario: str, target: str) -> Any | None:
     """The recorded view, or None when no snapshot was recorded."""
-    text = read_text(snapshot_path(snapshots_dir, scenario, target))
+    return read_view_at(snapshot_path(snapshots_dir, scenario, target))
+
+
+def read_view_at(path: Path) -> Any | None:
+    """The view recorded in `path`, or None when there is none."""
+    text = read_text(path)
     return None if text is None else load_view(text)
 
 

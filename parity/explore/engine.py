@@ -12,8 +12,10 @@ database=DirectoryBasedExampleDatabase(...))` and `@seed`. Two things adapt it:
 - A time budget. Once it is spent, the next example not run before stops Hypothesis
   with `_OutOfTime` (a `BaseException`, which Hypothesis lets through rather than
   counting it as a failure), shrinking included; each finding keeps the smallest example
-  seen so far. Outcomes are memoized by the scenario's text, so the examples Hypothesis
-  replays (its final report of each minimal example) cost nothing.
+  seen so far. `max_runs` ends it the same way after a number of runs, which unlike
+  time does not depend on the machine (a seeded run then does the same work anywhere).
+  Outcomes are memoized by the scenario's text, so the examples Hypothesis replays (its
+  final report of each minimal example) cost nothing.
 
 The example database under `.cache/explore/<A>~<B>/` holds every failing example, so the
 next run of the same pair replays the known findings first. Logic around the runner;
@@ -72,6 +74,9 @@ class Options:
     shard: tuple[int, int] = (1, 1)
     """(K, N): this explorer's rounds take the seeds `seed + K-1 + round * N`, so N
     explorers with one base seed never repeat each other's rounds (`--shard`)."""
+    max_runs: int | None = None
+    """Examples run on both targets at most, shrinking included (`--max-runs`): the
+    budget's counted twin, so a seeded exploration does the same work on any machine."""
 
 
 @dataclass
@@ -85,7 +90,7 @@ class Progress:
     ran: int = 0
     """Examples run on both targets (the rest came from the memo or were over budget)."""
     over_budget: int = 0
-    """1 when the budget ended the run before Hypothesis did."""
+    """1 when the budget (or `max_runs`) ended the run before Hypothesis did."""
     findings: set[Signature] = field(default_factory=set)
     agent_seconds: float = 0.0
     """Time inside the runs (agents, driver, fake LLM); the rest is the engine's."""
@@ -162,6 +167,7 @@ class Explorer:
         """ACP methods a target of the pair ignores (`ignores` in its table) -> whose and
         why: never sent, and said at the start."""
         self._latest: dict[Signature, Finding] = {}
+        self._first: dict[Signature, int] = {}
 
     def judge(self, scenario: dict[str, Any]) -> Judged:
         """Run `scenario` on both targets and compare: a fresh run every call."""
@@ -200,7 +206,7 @@ class Explorer:
         key = to_yaml(scenario)
         if key in self._memo:
             return self._memo[key]
-        if self.progress.time_left <= 0:
+        if self.progress.time_left <= 0 or self._runs_spent():
             self.progress.over_budget += 1
             raise _OutOfTime
         try:
@@ -211,12 +217,18 @@ class Explorer:
         self._memo[key] = judged
         return judged
 
+    def _runs_spent(self) -> bool:
+        limit = self.options.max_runs
+        return limit is not None and self.progress.ran >= limit
+
     def _example(self, scenario: dict[str, Any]) -> None:
         """The body Hypothesis calls: a finding raises its signature's exception."""
         self.progress.tried += 1
         judged = self._memoized(scenario)
         if judged.signature is not None:
             self.progress.findings.add(judged.signature)
+            # The size it was first seen at: how far shrinking got is said at the end.
+            self._first.setdefault(judged.signature, len(to_yaml(scenario).splitlines()))
             # Hypothesis replays each minimal example last; a run stopped by the budget
             # keeps the shortest example seen, a stand-in for Hypothesis's own order.
             known = self._latest.get(judged.signature)
@@ -273,7 +285,7 @@ class Explorer:
             ran = self.progress.ran
             self._round(seed, self.options.max_examples - self.progress.tried, rounds == 0)
             rounds += 1
-            spent = self.progress.time_left <= 0
+            spent = self.progress.time_left <= 0 or self._runs_spent()
             if spent or self.progress.tried >= self.options.max_examples:
                 break
             if self.progress.ran == ran:  # the round drew nothing new
@@ -282,5 +294,7 @@ class Explorer:
         for sig in sorted(self._latest, key=lambda s: (s.category, s.shape)):
             finding = self._latest[sig]
             again = self.judge(finding.scenario)
-            out.append(Finding(sig, finding.scenario, finding.report, again.signature == sig))
+            first = self._first.get(sig)
+            same = again.signature == sig
+            out.append(Finding(sig, finding.scenario, finding.report, same, first))
         return out

@@ -87,6 +87,13 @@ class Finding:
     """The rendered parity report of the minimal example (`ParityReport.render`)."""
     reproduced: bool | None = None
     """Whether a fresh run of the written scenario showed it again (None: not checked)."""
+    first_lines: int | None = None
+    """The YAML lines of the first example that showed it, before any shrinking."""
+
+    @property
+    def lines(self) -> int:
+        """The YAML lines of the example kept (the smallest seen)."""
+        return len(to_yaml(self.scenario).splitlines())
 
 
 def description(finding: Finding, targets: tuple[str, str], seed: int | None) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from parity.core.depth import MAX_DEPTH, cut, depth, may_be_deeper
 from parity.core.transcript import ModelRequest
 from parity.fakellm import gemini, parity_stream, toolnames
 from parity.fakellm.dialects import (
@@ -52,9 +53,12 @@ async def _body(request: web.Request) -> Any:
         return None
     text = raw.decode("utf-8", errors="replace")
     try:
-        return json.loads(text)
-    except ValueError:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
         return text
+    # Everything after the run follows a body level by level: a body nested deeper than
+    # the harness follows is cut there, as the driver cuts a frame (`parity.core.depth`).
+    return cut(value) if may_be_deeper(text) and depth(value) > MAX_DEPTH else value
 
 
 def _json(status: int, body: Any) -> web.Response:

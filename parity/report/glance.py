@@ -56,13 +56,14 @@ def target_lines(outcomes: Sequence[Outcome], width: int = WIDTH) -> list[str]:
         leads = len(scenarios - {o.scenario for o in pairs})
         rows.append([target, str(len(scenarios)), str(leads or "-"), snap or "-", vs])
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    last = sum(widths) + 2 * len(widths)  # where the last cell starts; it wraps under itself
     lines = []
     for r in rows:
         line = (
             f"{r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  "
             f"{r[3]:<{widths[3]}}  {r[4]}"
         )
-        lines += fit(line.rstrip(), width)
+        lines += fit(line.rstrip(), width, indent=last)
     return lines
 
 

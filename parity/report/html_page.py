@@ -5,11 +5,10 @@ and the status shading both page kinds use. Pure.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Mapping
 from typing import Any
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+from parity.core.printable import printable
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -87,10 +86,9 @@ table.matrix.many thead th.t{writing-mode:vertical-rl;transform:rotate(180deg);
 
 
 def esc(value: Any) -> str:
-    """Text for HTML: control characters made visible, then everything escaped."""
-    text = str(value).encode("utf-8", "replace").decode("utf-8")
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return html.escape(text, quote=True)
+    """Text for HTML: control characters and lone surrogates made visible
+    (`parity.core.printable`), then everything escaped."""
+    return html.escape(printable(str(value)), quote=True)
 
 
 def page(title: str, body: str) -> str:

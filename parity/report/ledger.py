@@ -229,7 +229,10 @@ def write_ledger(ledger: SessionLedger, path: Path | None, base: Path) -> list[s
     if path is None:
         return []
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(ledger.to_dict(), ensure_ascii=False) + "\n", encoding="utf-8")
+    # A lone surrogate an agent sent is written as its JSON escape (`\ud83d`), which
+    # reads back as the same string, rather than failing the write.
+    text = json.dumps(ledger.to_dict(), ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8", errors="backslashreplace")
     shown = os.path.relpath(path, base) if path.resolve().is_relative_to(base.resolve()) else path
     return [f"parity ledger: {shown}"]
 

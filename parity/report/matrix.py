@@ -19,6 +19,7 @@ Failing checks with the same diff are grouped after the table (`parity.report.gr
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -144,6 +145,13 @@ def recorded(parity: Outcome) -> bool:
     return parity.status in ("pass", "differs") and bool(parity.reason)
 
 
+def stood_in(parity: Outcome) -> bool:
+    """Whether the compared target's own recording stood in for it: it did not run here
+    (the check's notes name it unavailable, `parity.suite.parity_item`). An added target
+    that ran, unrecorded, beside a recorded reference is compared live: not this."""
+    return recorded(parity) and f"{parity.target} unavailable" in parity.reason
+
+
 def _cats(cats: Sequence[str], short: bool, used: set[str] | None = None) -> str:
     if not cats:
         return ""
@@ -203,7 +211,7 @@ def cell(
 ) -> str:
     """One table cell: the target's own check, then its parity check if it has one."""
     text = own_label(own, diffs.get(item_key(own)) if own else None, short, used)
-    if own is not None and own.status == "skip" and parity is not None and recorded(parity):
+    if own is not None and own.status == "skip" and parity is not None and stood_in(parity):
         # The target did not run here, yet its parity check compared: its recording
         # stood in. `skip =*` read as "skipped, yet the same as the reference".
         text = "rec" if short else "recorded"
@@ -350,14 +358,34 @@ def legend(rows: Sequence[Sequence[str]], used: Iterable[str], width: int = WIDT
     return line
 
 
-def fit(line: str, width: int = WIDTH) -> list[str]:
-    """`line` wrapped into `width` columns, continuation lines indented 4 more."""
+_PHRASE_END = re.compile(r"(?<=[,;:]) (?=\S)| (?=\()")
+"""A space where a phrase ends: after `,` `;` `:`, or before `(`."""
+
+
+def fit(line: str, width: int = WIDTH, indent: int | None = None) -> list[str]:
+    """`line` wrapped into `width` columns, continuation lines indented 4 more (or to
+    column `indent`: a table's last cell continues under itself). Lines break where a
+    phrase ends, so `4 same vs codex-acp (4 recorded)` or `run parity peers install`
+    stay whole; only a phrase longer than a line breaks between its words."""
     if len(line) <= width:
         return [line]
     lead = len(line) - len(line.lstrip(" "))
-    return textwrap.wrap(
-        line,
-        width,
-        subsequent_indent=" " * min(lead + 4, width // 2),
-        break_on_hyphens=False,
-    ) or [line[:width]]
+    pad = " " * (min(lead + 4, width // 2) if indent is None else min(indent, width // 2))
+    packed: list[str] = []
+    for phrase in _PHRASE_END.split(line):
+        joined = f"{packed[-1]} {phrase}" if packed else phrase
+        if packed and len(joined) > width and packed[-1].strip():
+            packed.append(pad + phrase)
+        elif packed:
+            packed[-1] = joined
+        else:
+            packed.append(phrase)
+    out: list[str] = []
+    for part in packed:
+        if len(part) <= width:
+            out.append(part)
+            continue
+        out += textwrap.wrap(part, width, subsequent_indent=pad, break_on_hyphens=False) or [
+            part[:width]
+        ]
+    return out

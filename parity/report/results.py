@@ -237,6 +237,8 @@ def write_outputs(
     for path, text, what in ((junit, render_junit, "JUnit XML"), (json_path, to_json, "JSON")):
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text(data), encoding="utf-8")
+            # A lone surrogate an agent sent, should one reach a file unescaped, is
+            # written as its JSON escape (`\ud83d`) rather than failing the write.
+            path.write_text(text(data), encoding="utf-8", errors="backslashreplace")
             lines.append(f"parity {what}: {shown(path)}")
     return lines

@@ -12,6 +12,7 @@ import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from parity.core.printable import printable
 from parity.core.transcript import Transcript
 from parity.report.outcome import Outcome
 from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow
@@ -125,8 +126,8 @@ def transcript_tail(transcript: Transcript, frames: int = 20, width: int = 240) 
     """The last `frames` raw frames of a transcript, one per line, with direction."""
     rows = transcript.frames[-frames:]
     out = [
-        f"  #{f.seq} {'->' if f.direction == 'out' else '<-'} {_clip(f.raw, width)}"
-        + (f"  [parse error: {f.parse_error}]" if f.parse_error else "")
+        f"  #{f.seq} {'->' if f.direction == 'out' else '<-'} {_clip(printable(f.raw), width)}"
+        + (f"  [parse error: {printable(f.parse_error)}]" if f.parse_error else "")
         for f in rows
     ]
     problems = list(transcript.problems)
@@ -135,7 +136,7 @@ def transcript_tail(transcript: Transcript, frames: int = 20, width: int = 240) 
     ]
     if problems:
         out.append("  problems:")
-        out += [f"    {p}" for p in problems]
+        out += [f"    {printable(p)}" for p in problems]
     return "\n".join(out) if out else "  (no frames)"
 
 
@@ -150,7 +151,8 @@ def stderr_tail(transcript: Transcript, lines: int = 30) -> str:
             status += f", stopped by {proc.stopped_by}"
         out.append(f"  process {i} ({status}):")
         text = proc.stderr_tail.rstrip("\n").splitlines()[-lines:]
-        out += [f"    {line}" for line in text] or ["    (empty)"]
+        # An agent's stderr is its own bytes: escaped, so a terminal shows them.
+        out += [f"    {printable(line)}" for line in text] or ["    (empty)"]
     return "\n".join(out) if out else "  (no process started)"
 
 

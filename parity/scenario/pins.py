@@ -133,7 +133,7 @@ def side_violation(
         if form in ("schema", "acp"):
             schema = dict(expected) if form == "schema" else {"$ref": _acp_ref(expected)}
             if acp_refs(side) and registry is None:
-                return "names the ACP schema, which is not loaded (run `make schema`)"
+                return "names the ACP schema, which is not loaded (see the run's schema error)"
             validator = jsonschema.Draft202012Validator(
                 schema, registry=registry if registry is not None else referencing.Registry()
             )

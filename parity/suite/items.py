@@ -16,6 +16,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
+from parity.core.printable import printable
 from parity.report.ledger import update
 from parity.report.outcome import Kind, Outcome, Status
 from parity.scenario.model import Scenario
@@ -27,6 +28,18 @@ PARITY_MARK = "parity"
 
 class ScenarioFailure(Exception):
     """A scenario item's failure; its text is the whole report (no traceback)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """The session got SIGTERM. A KeyboardInterrupt because pytest ends the whole session
+    on one (running teardown, sessionfinish and unconfigure, then exiting, so the driver's
+    atexit hook kills every agent group); a SystemExit raised inside a test would only
+    fail that test, and the session would start the next agent."""
+
+
+def signal_name(exc: BaseException) -> str:
+    """Which signal a KeyboardInterrupt stands for: SIGTERM (`Terminated`) or SIGINT."""
+    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
 
 
 class FailureText(TerminalRepr):
@@ -88,6 +101,17 @@ class ScenarioItem(pytest.Item):
         except ScenarioFailure as exc:
             self.record("fail", str(exc).splitlines()[0])
             raise
+        except KeyboardInterrupt as exc:
+            # SIGTERM or Ctrl-C while the item ran (its agent, a check after the run):
+            # its run was torn down on the way here. The item ends with a clear failure
+            # instead of a traceback, and the session stops after it (no next agent).
+            name = signal_name(exc)
+            self.state.interrupted = f"interrupted by {name} during {self.nodeid}"
+            self.record("fail", f"interrupted by {name}")
+            self.session.shouldstop = self.state.interrupted
+            raise ScenarioFailure(
+                f"{self.nodeid}: interrupted by {name}; no verdict (its agent was stopped)"
+            ) from None
         except Exception as exc:
             self.record("fail", f"harness error: {type(exc).__name__}: {exc}")
             raise
@@ -97,9 +121,11 @@ class ScenarioItem(pytest.Item):
         """The item's work; records its outcome, raises ScenarioFailure or skips."""
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        # Every failure text may quote the agent (its stderr, its frames, an exception's
+        # message): shown escaped, so it cannot drive the terminal (`printable`).
         if isinstance(excinfo.value, ScenarioFailure):
-            return str(excinfo.value)
-        return str(super().repr_failure(excinfo, style=style))
+            return printable(str(excinfo.value))
+        return printable(str(super().repr_failure(excinfo, style=style)))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.scenario.name}::{self.name}"

@@ -42,10 +42,11 @@ import pytest
 
 from parity.checks.known_ledger import judge
 from parity.config.project import Config, find_root, load_config
+from parity.driver.guard import guard_harness
 from parity.driver.stale import owned_name, remove_stale
 from parity.report.ledger import ItemRecord, partial_reason
 from parity.suite.collect import ScenarioFile, is_scenario
-from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem
+from parity.suite.items import PARITY_MARK, FailureText, ScenarioItem, Terminated, signal_name
 from parity.suite.options import add_options, given_config
 from parity.suite.state import STATE, SessionState
 from parity.suite.summary import write_summary
@@ -57,6 +58,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # Every process of the session, the xdist controller too (an agent can read its
+    # grandparent's environment as well as its parent's): `parity.driver.guard`.
+    guard_harness()
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     given = given_config(config.pluginmanager.get_plugins())
     if given is None and workerinput is not None and "parity_config" in workerinput:
@@ -68,6 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     ParitySnapshotExtension.snapshots_dir = cfg.snapshots_dir
     ParitySnapshotExtension.scenarios_dir = cfg.scenarios_dir
+    ParitySnapshotExtension.recordings_dir = cfg.recordings_dir
     for name in sorted(cfg.targets):
         config.addinivalue_line("markers", f"{name}: scenario items of the {name} target")
     config.addinivalue_line("markers", f"{PARITY_MARK}: cross-target parity checks")
@@ -138,7 +143,9 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     if hasattr(config, "workerinput"):
         return
     state = config.stash.get(STATE, None)
-    if state is None or not (state.ledger.outcomes or state.ledger.invalid):
+    if state is None:
+        return
+    if not (state.ledger.outcomes or state.ledger.invalid or state.interrupted):
         return  # nothing ran (e.g. --collect-only, or no scenario selected)
     write_summary(terminalreporter, config, state)
 
@@ -153,6 +160,22 @@ class ParityPlugin:
     @property
     def state(self) -> SessionState:
         return self.config.stash[STATE]
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        # On the xdist controller too: the items in flight, named should the session
+        # be interrupted (`pytest_keyboard_interrupt`).
+        self.state.running.append(nodeid)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        if nodeid in self.state.running:
+            self.state.running.remove(nodeid)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """SIGTERM or Ctrl-C outside an item's own handling (collection, the summary, an
+        xdist controller): the summary still names what was running."""
+        if self.state.interrupted is None:
+            during = ", ".join(self.state.running) or "no item (between items)"
+            self.state.interrupted = f"interrupted by {signal_name(excinfo.value)} during {during}"
 
     def pytest_collect_file(
         self, file_path: Path, parent: pytest.Collector
@@ -282,13 +305,6 @@ class ParityPlugin:
         # Every worker collects (and deselects) the same items.
         ledger.deselected = max(ledger.deselected, int(output.get("parity_deselected", 0)))
         ledger.collected.merge(output.get("parity_collected", {}))
-
-
-class Terminated(KeyboardInterrupt):
-    """The session got SIGTERM. A KeyboardInterrupt because pytest ends the whole session
-    on one (running teardown, sessionfinish and unconfigure, then exiting, so the driver's
-    atexit hook kills every agent group); a SystemExit raised inside a test would only
-    fail that test, and the session would start the next agent."""
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:

@@ -46,6 +46,8 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     file_extension = SUFFIX.lstrip(".")
     snapshots_dir: ClassVar[Path] = Path("snapshots")
     scenarios_dir: ClassVar[Path] = Path("scenarios")
+    recordings_dir: ClassVar[Path | None] = None
+    """A shipped suite's recordings, read where `snapshots_dir` has none (`Config.recording`)."""
 
     shown_as = "snapshot"
     """What the text diff's headers call the file (`check_snapshot` sets the path)."""
@@ -68,7 +70,11 @@ class ParitySnapshotExtension(SingleFileSnapshotExtension):
     def read_snapshot_data_from_location(
         self, *, snapshot_location: str, snapshot_name: str, session_id: str
     ) -> str | None:
-        return read_text(Path(snapshot_location))
+        own = read_text(Path(snapshot_location))
+        if own is not None or self.recordings_dir is None:
+            return own
+        relative = Path(snapshot_location).relative_to(self.snapshots_dir)
+        return read_text(self.recordings_dir / relative)
 
     @classmethod
     def write_snapshot_collection(

@@ -58,6 +58,10 @@ class SessionState:
     `--snapshot-warn-unused` (syrupy's rule, which fails on unused snapshots)."""
     previous_sigterm: Any = None
     """The SIGTERM handler before the session's own (restored at unconfigure)."""
+    running: list[str] = field(default_factory=list)
+    """Node ids of the items in flight (several under xdist, on the controller)."""
+    interrupted: str | None = None
+    """`interrupted by SIGTERM during <item>`: the summary's first line, when it was."""
     _runner: Runner | None = None
     _known: list[Rule] | None = None
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from parity.core.printable import printable
 from parity.engine.store import remove
 from parity.report.glance import more_line
 from parity.report.ledger import write_ledger
@@ -37,8 +38,12 @@ def write_summary(terminalreporter: Any, config: pytest.Config, state: SessionSt
         cwd=config.invocation_params.dir,
     )
     terminalreporter.write_sep("=", "parity summary")
+    if state.interrupted is not None:
+        # First: every count below is of a session that did not finish.
+        terminalreporter.write_line(f"{state.interrupted}; the items after it did not run")
     for line in summary_lines(state.ledger, ctx):
-        terminalreporter.write_line(line)
+        # Scenario names, masks, paths and findings may carry what an agent sent.
+        terminalreporter.write_line(printable(line))
     if delete:
         for path in state.unused:
             remove(path)

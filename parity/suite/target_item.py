@@ -43,7 +43,7 @@ class TargetItem(ScenarioItem):
         why = self.unavailable(target)
         if why is not None:
             self.require_live(target, why)
-            if target in self.state.require and not path.is_file():
+            if target in self.state.require and not config.recording(name, target).is_file():
                 raise ScenarioFailure(
                     f"required target {target} cannot run: {why} "
                     f"(and it has no recorded snapshot at {path})"
@@ -57,7 +57,8 @@ class TargetItem(ScenarioItem):
         shown = Shown(os.path.relpath(path, start), os.path.relpath(self.scenario.path, start))
         # Run, judge, record: the verdict decides, this item only reports it.
         result: RunResult = self.state.runner.result(self.scenario, target)
-        verdict = judge_run(self.scenario, target, result, read_text(path), policy, shown)
+        recorded = read_text(config.recording(name, target))
+        verdict = judge_run(self.scenario, target, result, recorded, policy, shown)
         collected = self.state.ledger.collected
         if verdict.checked:
             collected.view(name, target, result.view, live=True)

@@ -241,6 +241,10 @@ def locate(env: Mapping[str, str] | None = None, seek: Seek = Seek()) -> Install
 
 def _find(env: Mapping[str, str], seek: Seek) -> Install:
     named = env.get(seek.env, "").strip()
+    if named == "off":
+        raise DshNotFound(
+            f"{seek.env}=off: this target does not run here (its recordings stand in)"
+        )
     if named:
         path = Path(named).expanduser().resolve()
         if path.is_dir():

@@ -20,6 +20,7 @@ from typing import Any
 
 from parity.scenario.model import DEFAULT_CATALOG
 from parity.targets import dsh, native_cache
+from parity.targets.dsh_rows import DshNotFound
 from parity.targets.spec import FixtureTools, TargetSpec
 
 PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home", "builtin_tools")
@@ -132,7 +133,7 @@ def availability(spec: TargetSpec, repo: Path) -> str | None:
     if spec.launcher == "dsh":
         try:
             dsh.locate(seek=spec.dsh)
-        except dsh.DshNotFound as exc:
+        except DshNotFound as exc:
             return str(exc)
     values = static_values(repo)
     for req in spec.requires:

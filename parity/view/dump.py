@@ -23,6 +23,13 @@ class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
     """Block style everywhere; multi-line strings as `|` literals so diffs read well."""
 
 
+class _PureDumper(yaml.SafeDumper):
+    """The same style in pure Python, for a view libyaml cannot write: a lone UTF-16
+    surrogate (legal in JSON as `"\\ud83d"`, and how an invalid UTF-8 byte of a raw line
+    is kept) cannot be encoded to UTF-8, which libyaml needs; PyYAML's emitter writes it
+    as the escape `"\\uD83D"` instead, so the snapshot keeps the exact value."""
+
+
 _LINE_BREAKS = ("\x85", "\u2028", "\u2029")
 """Characters YAML reads as line breaks: written raw (`allow_unicode`) they come back
 changed, so a string holding one is double-quoted, where they are escaped."""
@@ -38,6 +45,7 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _represent_str)
+_PureDumper.add_representer(str, _represent_str)
 
 
 def dump_view(view: Any) -> str:
@@ -48,19 +56,29 @@ def dump_view(view: Any) -> str:
 def dump_yaml(data: Any, *, width: int) -> str:
     """Plain data as block YAML in this module's style, keys in the data's order, lines
     folded past `width` (a scenario `parity capture` writes uses this too)."""
-    return yaml.dump(
-        data,
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        default_flow_style=False,
-        width=width,
-    )
+    options: dict[str, Any] = {
+        "sort_keys": False,
+        "allow_unicode": True,
+        "default_flow_style": False,
+        "width": width,
+    }
+    try:
+        return str(yaml.dump(data, Dumper=_Dumper, **options))
+    except UnicodeEncodeError:
+        # Only a view holding a lone surrogate gets here; the same view always does, so
+        # its text is as deterministic as any other's.
+        return str(yaml.dump(data, Dumper=_PureDumper, **options))
 
 
 def load_view(text: str) -> Any:
     """Parse a snapshot file's text back into the view it holds."""
-    return yaml.load(text, Loader=_Loader)
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError:
+        # libyaml refuses the escape of a lone surrogate (`"\\uD83D"`) that
+        # `_PureDumper` writes; PyYAML's own parser reads it back exactly. A text that is
+        # not YAML fails here too, with PyYAML's error.
+        return yaml.load(text, Loader=yaml.SafeLoader)
 
 
 DIFF_LINES = 80

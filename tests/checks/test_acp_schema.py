@@ -46,9 +46,27 @@ def test_install_refuses_a_tarball_that_is_not_the_pinned_one(tmp_path: Path) ->
     assert not (tmp_path / "schema.json").exists()
 
 
-def test_load_schema_names_the_fix_when_missing(tmp_path: Path) -> None:
-    with pytest.raises(SchemaError, match="make schema"):
-        load_schema(tmp_path / "absent.json")
+def test_load_schema_names_the_fix_when_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shipped copy gone: reinstall, fetch, or the variable, all named.
+    monkeypatch.delenv(acp_schema.ENV_PATH, raising=False)
+    monkeypatch.setattr(acp_schema, "SHIPPED", tmp_path / "absent.json")
+    with pytest.raises(SchemaError) as gone:
+        load_schema(acp_schema.schema_path())
+    fixes = ("pip install --force-reinstall acp-parity", "acp_schema fetch", "ACP_PARITY_SCHEMA")
+    for fix in fixes:
+        assert fix in str(gone.value)
+    # The variable pointing nowhere: it is the variable that is named.
+    monkeypatch.setenv(acp_schema.ENV_PATH, str(tmp_path / "elsewhere.json"))
+    with pytest.raises(SchemaError, match=r"where \$ACP_PARITY_SCHEMA points"):
+        load_schema()
+
+
+def test_the_shipped_schema_is_the_pinned_bytes() -> None:
+    # The file the package ships (and a wheel carries) is exactly what `fetch` verifies.
+    assert acp_schema.SHIPPED.is_relative_to(Path(acp_schema.__file__).resolve().parents[1])
+    assert acp_schema._sha256(acp_schema.SHIPPED.read_bytes()) == acp_schema.SCHEMA_SHA256
 
 
 def test_method_map_covers_the_methods_the_harness_sees() -> None:

@@ -23,7 +23,7 @@ def test_targets_lists_every_target_and_why(project: Project) -> None:
     assert re.fullmatch(r"mini\s+available\s+peer, parity-stream, tools via stream", rows["mini"])
     assert rows["ghost"].split(None, 2)[1:] == ["unavailable", "ghost-agent is not installed here"]
     assert rows["native"].endswith(NATIVE)
-    assert rows["codex-acp"].endswith("not installed: run make peers")
+    assert rows["codex-acp"].endswith("not installed: run parity peers install")
     assert f"{project.root / 'parity.toml'}" in done.stdout
 
 
@@ -162,3 +162,13 @@ def test_fake_llm_serves_a_scenario_until_interrupted(project: Project) -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_the_readme_five_minute_section_runs_on_every_core() -> None:
+    # `parity run` is serial; `make parity` runs `-n auto`. The quick start uses the
+    # faster one, as `make parity` does, and points other repositories at their page.
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## A first scenario in five minutes", 1)[1].split("\n## ", 1)[0]
+    runs = re.findall(r"^\.venv/bin/parity run\b.*$", section, flags=re.M)
+    assert runs and all(" -n auto" in line for line in runs), runs
+    assert "docs/own-agent.md" in readme

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from parity.cli.pending import pending_folder
 from parity.cli.review import PROMPT
 from tests.cli.test_review import finish, spawn
 from tests.support.project import Project, mini_target
@@ -105,3 +106,37 @@ def test_the_report_directory_holds_them_by_default(project: Project) -> None:
     report = project.root / "report"
     assert project.parity("run", "--report", str(report)).returncode == 1
     assert (report / "pending" / "demo/text" / "mini.yaml").is_file()
+
+
+def test_review_from_a_report_directory_finds_its_pending_folder(
+    ci_run: tuple[Project, Path, Path],
+) -> None:
+    # What CI uploads is the whole report directory; its pending/ folder is found.
+    project, pending, marker = ci_run
+    done = project.parity("review", "--from", str(pending.parent), "--accept-all")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "accepted 2, rejected 0, skipped 0" in done.stdout
+    assert not marker.exists()
+
+
+def test_pending_snapshots_of_other_scenarios_are_counted_with_where_it_looked(
+    ci_run: tuple[Project, Path, Path],
+) -> None:
+    project, pending, _ = ci_run
+    text = (project.root / "scenarios/demo/text.yaml").read_text()
+    project.write("scenarios/demo/other.yaml", text)
+    done = project.parity("review", "demo/other", "--from", str(pending), "--accept-all")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"none of the 2 pending snapshot(s) under {pending}" in done.stdout + done.stderr
+
+
+def test_a_pending_folder_with_a_scenario_folder_named_pending_is_kept(tmp_path: Path) -> None:
+    for rel in ("pending/x/mini.yaml", "demo/text/mini.yaml"):
+        (tmp_path / rel).parent.mkdir(parents=True)
+        (tmp_path / rel).write_text("x")
+    assert pending_folder(tmp_path) == tmp_path
+    report = tmp_path / "report"
+    (report / "pending/demo/text").mkdir(parents=True)
+    (report / "pending/demo/text/mini.yaml").write_text("x")
+    (report / "index.html").write_text("")
+    assert pending_folder(report) == report / "pending"

@@ -24,3 +24,19 @@ def test_bench_driver_reports_medians_ratio_and_cpu() -> None:
     assert lines[2].lstrip().startswith("through the driver")
     assert "harness CPU" in lines[1] and "harness CPU" in lines[2]
     assert lines[3].lstrip().startswith("driver overhead") and "ratio" in lines[3]
+
+
+def test_bench_flood_answers_the_prompt_and_validates_per_shape() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.bench_flood", "--updates", "2000"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "flood of 2000 updates: 2006 frames recorded"
+    assert lines[1].startswith("  prompt answered: True;")
+    assert "(one per shape)" in lines[2]
+    assert lines[-1].lstrip().startswith("total")

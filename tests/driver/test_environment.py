@@ -22,6 +22,7 @@ def test_only_the_allow_list_is_inherited(tmp_path: Path) -> None:
         "PATH": "/bin",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
+        "LC_PARITY_SECRET": "planted",  # named like a locale category, but none (issue 33)
         "TZ": "UTC",
         "HOME": "/root",
         "XDG_CONFIG_HOME": "/x",

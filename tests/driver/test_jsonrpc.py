@@ -40,7 +40,8 @@ def test_parse_errors_are_recorded_not_raised(data: bytes, error: str) -> None:
     result = parsed(data)
     assert result.message is None
     assert result.error is not None and result.error.startswith(error)
-    assert result.raw == data.decode("utf-8", errors="replace")
+    # Byte-exact: bytes that are not UTF-8 are kept as lone surrogates.
+    assert result.raw.encode("utf-8", "surrogateescape") == data
 
 
 def test_oversize_line_is_flagged_with_its_size() -> None:

@@ -132,3 +132,26 @@ def test_stat_reads_parent_and_session_not_the_tty() -> None:
     finally:
         child.kill()
         child.wait(5)
+
+
+async def test_children_with_an_emptied_environment_are_ended_and_counted() -> None:
+    """Double-forked, `setsid`, exec'd with an empty environment: no mark in sight, yet
+    the no-new-privileges bit every agent gets is inherited and cannot be cleared. They
+    are ended with the run and reported as leftovers, with their count (issue 33)."""
+    marker = f"vanish-{uuid.uuid4().hex}"
+    try:
+        t = await run(
+            [*BASIC, st("prompt", session="s1", text="hi")],
+            "vanishing_children",
+            env={"DAEMON_MARKER": marker, "CHILDREN": "3"},
+        )
+        assert "children detached" in t.processes[0].stderr_tail
+        assert t.processes[0].leftovers == 3
+        assert (
+            "leftover processes: 3 process(es) agent process 0 started were still running"
+            " after it ended; the harness killed them"
+        ) in t.problems
+        assert wait_none(marker, 2.0) == []
+    finally:
+        for pid in with_marker(marker):
+            os.kill(pid, signal.SIGKILL)

@@ -1,15 +1,20 @@
 """Seeded bugs are found: `parity explore --targets plus,plus-<mutation>` (a subprocess in
 a throwaway project, no pytest inside) against acp-plus with one deliberate break
 (tests/fixtures/explore-mutants/mutant_plus.py), a small fixed budget and seed. Each
-must exit 1, write a finding of the bug's kind, and that file must make `parity run`
-fail the parity check with the same difference.
+must exit 1, write a finding of the bug's kind, shrunk (smaller than the example that
+first showed it), and that file must make `parity run` fail the parity check with the
+same difference.
 
-The seeds and example counts were chosen by running the command: a fixed seed draws the
-same examples on every machine. The budget bounds the shrinking too: a finding cut short
-by it is still written (less minimal), which is all these tests ask."""
+The seeds were chosen by running the command: a fixed seed draws the same examples on
+every machine, and each seed here reaches its bug within its first few runs. `--max-runs`
+then ends the exploration a few shrinking steps later: a count, not a time, so the test
+does the same work on a loaded machine as on an idle one and stops at the first finding
+instead of exploring on to its budget (docs/performance.md, "The test suite's slowest
+tests"). The budget only guards a run that would hang."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -20,17 +25,19 @@ from tests.support.project import Project
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "explore-mutants"
 
-# mutation -> (seed, max examples, budget seconds, the finding's category and path shape)
-# The budgets are three times what the examples took on a loaded 2-core machine: the
-# example count ends a run on a fast machine, the budget only guards a slow one (CI runs
-# these beside the rest of the suite on every core).
+# mutation -> (seed, runs at most, the finding's category and path shape). Each seed's
+# bug shows at run 3 (permission-kind, drop-after-cancel) or run 5 (rawinput); the rest
+# of the runs shrink it.
 MUTANTS = {
     "permission-kind": (
-        1, 20, 270, "[changed field] steps[*].agent_requests[*].params.options[*].kind",
+        1, 11, "[changed field] steps[*].agent_requests[*].params.options[*].kind",
     ),
-    "drop-after-cancel": (1, 40, 360, "[missing update] steps[*].updates[*]"),
-    "rawinput": (3, 60, 540, "[changed field] steps[*].updates[*].rawInput"),
+    "drop-after-cancel": (1, 11, "[missing update] steps[*].updates[*]"),
+    "rawinput": (11, 13, "[changed field] steps[*].updates[*].rawInput"),
 }  # fmt: skip
+BUDGET = 300
+"""Seconds: a guard only; the runs end first (some 1 s each on a loaded 2-core machine)."""
+SHRUNK = re.compile(r"\(reproduced; shrunk from (\d+) to (\d+) lines\)")
 
 
 @pytest.fixture
@@ -43,10 +50,10 @@ def mutants(tmp_path: Path) -> Project:
     return proj
 
 
-def explore(proj: Project, target: str, seed: int, examples: int, budget: int, *extra: str) -> str:
+def explore(proj: Project, target: str, seed: int, runs: int, *extra: str) -> str:
     done = proj.parity(
         "explore", "--targets", f"plus,{target}", "--seed", str(seed),
-        "--max-examples", str(examples), "--budget", str(budget), *extra, timeout=budget + 120,
+        "--max-runs", str(runs), "--budget", str(BUDGET), *extra, timeout=BUDGET + 120,
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     assert "explore:" in done.stderr  # progress while it ran
@@ -62,9 +69,13 @@ def descriptions(proj: Project) -> dict[str, str]:
 def test_a_seeded_bug_is_found_and_its_scenario_reproduces_it(
     mutants: Project, mutation: str
 ) -> None:
-    seed, examples, budget, expected = MUTANTS[mutation]
-    out = explore(mutants, f"plus-{mutation}", seed, examples, budget, "--no-database")
+    seed, runs, expected = MUTANTS[mutation]
+    out = explore(mutants, f"plus-{mutation}", seed, runs, "--no-database")
     assert expected in out.replace("\n      ", " ")
+    assert f"{runs} run," in out and "--max-runs ended it" in out, out
+    # Found, then shrunk: the file is smaller than the example that first showed the bug.
+    shrunk = SHRUNK.search(out)
+    assert shrunk and int(shrunk[2]) < int(shrunk[1]), out
     written = {stem: d for stem, d in descriptions(mutants).items() if expected in d}
     assert written, (out, descriptions(mutants))
     stem = sorted(written)[0]
@@ -81,10 +92,10 @@ def test_the_replay_database_starts_a_second_run_from_the_known_finding(
     mutants: Project,
 ) -> None:
     database = mutants.root / ".cache" / "explore" / "plus~plus-permission-kind"
-    seed, examples, budget, expected = MUTANTS["permission-kind"]
-    explore(mutants, "plus-permission-kind", seed, examples, budget)
+    seed, runs, expected = MUTANTS["permission-kind"]
+    explore(mutants, "plus-permission-kind", seed, runs)
     assert database.is_dir() and any(database.rglob("*"))
     shutil.rmtree(mutants.root / "scenarios" / "found")
-    # Another seed and a single example: only the database can bring the finding back.
-    out = explore(mutants, "plus-permission-kind", seed + 1000, 1, budget)
+    # Another seed and a single run: only the database can bring the finding back.
+    out = explore(mutants, "plus-permission-kind", seed + 1000, 1, "--max-examples", "1")
     assert expected in out.replace("\n      ", " ")

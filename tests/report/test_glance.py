@@ -18,7 +18,8 @@ def _outcomes() -> list[Outcome]:
         out.append(Outcome(s, "parity", "plus", "pass", reference="native", reason=REC))
     out.append(Outcome("p/peer", "target", "codex", "pass"))
     out.append(Outcome("p/peer", "target", "qwen", "skip", reason="qwen not installed"))
-    out.append(Outcome("p/peer", "parity", "qwen", "pass", reference="codex", reason=REC))
+    qwen_rec = REC.replace("native", "qwen")  # qwen did not run: its recording stood in
+    out.append(Outcome("p/peer", "parity", "qwen", "pass", reference="codex", reason=qwen_rec))
     return out
 
 
@@ -61,12 +62,23 @@ def test_only_failing_scenarios_get_table_rows() -> None:
 
 def test_a_skipped_target_whose_recording_compared_reads_recorded() -> None:
     own = Outcome("p/peer", "target", "qwen", "skip", reason="qwen not installed")
-    parity = Outcome("p/peer", "parity", "qwen", "pass", reference="codex", reason=REC)
+    both = f"{REC.replace('native', 'codex')}; {REC.replace('native', 'qwen')}"
+    parity = Outcome("p/peer", "parity", "qwen", "pass", reference="codex", reason=both)
     assert cell(own, parity, {}) == "recorded; same as codex (recorded)"
     assert cell(own, parity, {}, short=True) == "rec =*"
     table = summary_table(_outcomes(), width=40)
     assert any("rec =*" in line for line in table)
     assert any("rec: not run here" in line or "rec:recording" in line for line in table)
+
+
+def test_an_added_target_that_ran_unrecorded_is_not_called_recorded() -> None:
+    # `--targets +mine`, not recorded yet: its own item skips, but it ran, and its parity
+    # check compared that run with the reference's recording. Only the reference stood in.
+    own = Outcome("p/peer", "target", "mine", "skip", reason="added with --targets +mine")
+    ref = REC.replace("native", "codex")
+    parity = Outcome("p/peer", "parity", "mine", "differs", reference="codex", reason=ref)
+    assert cell(own, parity, {}, short=True) == "skip ~*"
+    assert cell(own, parity, {}).startswith("skip; differs from codex")
 
 
 def test_long_sections_are_counted() -> None:

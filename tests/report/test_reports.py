@@ -201,6 +201,21 @@ def test_fit_wraps_long_summary_lines_with_an_indent() -> None:
     assert fit("short") == ["short"]
 
 
+def test_fit_breaks_where_a_phrase_ends_and_a_cell_continues_under_itself() -> None:
+    reason = "  4 codex-acp, 3 opencode, 2 qwen-code: not installed: run parity peers install"
+    assert fit(reason, 60) == [
+        "  4 codex-acp, 3 opencode, 2 qwen-code: not installed:",
+        "      run parity peers install",
+    ]
+    row = "chat-agent   4  -  4 skip   4 same vs codex-acp (4 recorded), 2 differs vs plus"
+    assert fit(row, 70, indent=29) == [
+        "chat-agent   4  -  4 skip   4 same vs codex-acp (4 recorded),",
+        "                             2 differs vs plus",
+    ]
+    # A phrase longer than a line still breaks between its words.
+    assert all(len(p) <= 30 for p in fit("word " * 20, 30))
+
+
 # -- session data, HTML, JUnit ---------------------------------------------------------
 
 

@@ -100,7 +100,7 @@ def test_without_the_schema_the_run_says_how_to_get_it(project: Project) -> None
     assert done.returncode == 1
     assert "demo/slip.yaml::slip-dsh FAILED" in done.stdout
     assert "[unchecked] conformance not checked: ACP schema not found" in done.stdout
-    assert "run `make schema`" in done.stdout
+    assert "where $ACP_PARITY_SCHEMA points" in done.stdout
     # Under `warn` the item passes, and the summary still says nothing was checked.
     assert "demo/slip.yaml::slip PASSED" in done.stdout
     assert "demo/slip slip (warn: warning only): 1 unchecked" in done.stdout

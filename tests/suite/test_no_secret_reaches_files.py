@@ -4,6 +4,8 @@ though the agent prints its whole environment to stderr, a tool result and a fil
 
 from __future__ import annotations
 
+import re
+import uuid
 from pathlib import Path
 
 from tests.support.project import Project, mini_target
@@ -50,3 +52,36 @@ def test_exported_credentials_reach_no_file_the_harness_wrote(project: Project) 
     assert "own-var-9c2e" in snapshot.read_text()  # the agent did print what it got
     assert markers_in(files, secrets.values()) == []
     assert not any(v in done.stdout + done.stderr for v in secrets.values())
+
+
+HOSTILE = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "reads_harness_environment.py"
+)
+
+
+def test_a_canary_in_the_harness_environment_reaches_no_file_of_a_hostile_run(
+    project: Project,
+) -> None:
+    """The agent reads the harness's own `/proc/<pid>/environ` (blanked at start,
+    `parity.driver.guard`; not even readable unless the agent runs as root) and prints
+    its own environment (an explicit allow-list: a variable named like a locale
+    category, `LC_*`, is not one). Neither canary reaches a snapshot, report or output
+    (issue 33)."""
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("nosy", HOSTILE))
+    project.write("scenarios/demo/nosy.yaml", SCENARIO.replace("envy", "nosy"))
+    canaries = {
+        "PARITY_CANARY_TOKEN": f"canary-{uuid.uuid4().hex}",
+        "LC_PARITY_CANARY": f"canary-lc-{uuid.uuid4().hex}",
+    }
+    record = project.parity("record", "demo/nosy", **canaries)
+    assert record.returncode == 0, record.stdout + record.stderr
+    done = project.parity("run", "demo/nosy", "--report", "report", "--json", "s.json", **canaries)
+    assert done.returncode == 0, done.stdout + done.stderr
+    snapshot = project.snapshot("demo/nosy", "nosy").read_text()
+    # It did try: as root it reads the blanked block, as anyone else it may not read it.
+    assert re.search(r"harness environ: (blank|unreadable: PermissionError)", snapshot)
+    files = files_under(project.root)
+    assert markers_in(files, canaries.values()) == []
+    for out in (record, done):
+        assert not any(v in out.stdout + out.stderr for v in canaries.values())

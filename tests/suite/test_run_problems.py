@@ -468,16 +468,25 @@ def test_driver_texts_are_classified(tmp_path: Path) -> None:
         "driver error: stdout reader failed: ValueError()",
         "agent exited by itself before teardown (exit code 0)",
         "... and 7 more (non-JSON line)",
+        "frame 9: too deeply nested frame on stdout: JSON nested 600 levels deep, cut at 100",
+        "leftover processes: 3 process(es) agent process 0 started were still running after",
+        "fs escape: the agent's fs/write_text_file of /w/link/x was refused: ...",
+        "... and 4 more (fs escape)",
         "something new the driver says",
     ]
     found = run_problems(scenario, _transcript(problems=texts))
+    # A limit reached comes first (issue 33): it explains what follows it.
     assert [p.kind for p in found] == [
+        "frame-limit",
         "startup",
         "stdin",
-        "frame-limit",
         "driver",
         "exit",
         "garbage",
+        "garbage",
+        "leftover",
+        "escape",
+        "escape",
         "other",
     ]
     assert all(p.step is None for p in found) and found[-1].message == texts[-1]

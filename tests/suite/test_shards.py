@@ -2,12 +2,15 @@
 merged summary, JUnit and JSON equal one run's, item by item (timings aside), and the
 merge judges what only the whole run can.
 
-A copy of the whole shipped suite: every scenario, every recording and the shipped
-known differences. Native and the peers compare through their recordings there (the copy
-has neither a DSH nor `.cache/peers`), as in CI and on a user's machine without them;
-plus, plus-openai and plus-full run live. Added to it: a recording of a scenario that no
-longer exists (an unused snapshot, seen only by a whole run) and a known difference
-nothing uses (stale, seen only by a whole run).
+A copy of two of the shipped suite's directories (`SUBSET`), their recordings and the
+shipped known differences: baseline, where native compares through its recordings and
+plus runs live, and peers, where the peers' recordings stand in (the copy has neither a
+DSH nor `.cache/peers`), as in CI and on a user's machine without them. Two directories,
+not the whole suite: four runs of the whole suite at once were a minute of `make test`
+(docs/performance.md, "The test suite's slowest tests"), and what a merge must equal
+does not grow with more scenarios. Added to it: a recording of a scenario that no longer
+exists (an unused snapshot, seen only by a whole run) and a known difference nothing
+uses (stale, seen only by a whole run).
 """
 
 from __future__ import annotations
@@ -29,14 +32,17 @@ from tests.support.project import Project, child_env
 REPO = Path(__file__).resolve().parents[2]
 GONE = "snapshots/baseline/renamed-away/plus.yaml"
 STALE = "native-no-such-field"
+SUBSET = ("baseline", "peers")
+"""11 scenario files, dealt out to 3 shards."""
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Project:
     proj = Project(tmp_path_factory.mktemp("shards") / "proj")
     proj.write("parity.toml", "")
-    shutil.copytree(REPO / "scenarios", proj.root / "scenarios")
-    shutil.copytree(REPO / "snapshots", proj.root / "snapshots")
+    for part in SUBSET:
+        shutil.copytree(REPO / "scenarios" / part, proj.root / "scenarios" / part)
+        shutil.copytree(REPO / "snapshots" / part, proj.root / "snapshots" / part)
     proj.write(GONE, (REPO / "snapshots/baseline/handshake/plus.yaml").read_text())
     known = yaml.safe_load((REPO / "known-differences.yaml").read_text())
     known["differences"].append(

@@ -71,16 +71,17 @@ def _gone(pgid: int, limit: float = 5) -> bool:
 
 
 @pytest.mark.parametrize(
-    "command",
+    ("command", "sig"),
     [
-        ["run", "scenarios/demo/hang.yaml"],
-        ["run", "scenarios/demo/hang.yaml", "-n", "2"],
-        ["show", "demo/hang", "hang"],  # outside pytest: the CLI's own handler
+        (["run", "scenarios/demo/hang.yaml"], signal.SIGTERM),
+        (["run", "scenarios/demo/hang.yaml"], signal.SIGINT),
+        (["run", "scenarios/demo/hang.yaml", "-n", "2"], signal.SIGTERM),
+        (["show", "demo/hang", "hang"], signal.SIGTERM),  # outside pytest: the CLI's own
     ],
-    ids=["run", "run-xdist", "show"],
+    ids=["run", "run-sigint", "run-xdist", "show"],
 )
 def test_sigterm_to_the_harness_leaves_no_agent_running(
-    project: Project, tmp_path: Path, command: list[str]
+    project: Project, tmp_path: Path, command: list[str], sig: signal.Signals
 ) -> None:
     log = tmp_path / "agent.pids"
     # The agent hangs in session/prompt and ignores SIGTERM: only SIGKILL ends it.
@@ -100,7 +101,7 @@ def test_sigterm_to_the_harness_leaves_no_agent_running(
         agent = _wait_for_pid(log, harness)
         assert group_members(agent), "the agent should be running (in its own group)"
         time.sleep(0.3)  # the prompt request is out; the agent is inside its hang
-        harness.send_signal(signal.SIGTERM)
+        harness.send_signal(sig)
         out, err = harness.communicate(timeout=60)
     finally:
         if harness.poll() is None:
@@ -111,4 +112,8 @@ def test_sigterm_to_the_harness_leaves_no_agent_running(
         os.killpg(agent, signal.SIGKILL)  # a failing test must not leak the agent either
     assert not survived, f"agent {agent} outlived the harness:\n{out}\n{err}"
     assert harness.returncode != 0, out
-    assert "Traceback" not in err, err
+    assert "Traceback" not in err + out, err
+    if command[0] == "run":
+        # The summary says first that the session was interrupted, and during what.
+        line = f"interrupted by {sig.name} during scenarios/demo/hang.yaml::hang"
+        assert line in out.split("parity summary", 1)[-1], out

@@ -61,7 +61,7 @@ def child_env(**extra: str) -> dict[str, str]:
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("PYTEST_", "CI"))
-        and k not in ("COV_CORE_SOURCE", "PARITY_DSH", "PARITY_NODE")
+        and k not in ("COV_CORE_SOURCE", "PARITY_DSH", "PARITY_DSH_RC8", "PARITY_NODE")
     }
     env.update(extra)
     return env

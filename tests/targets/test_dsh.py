@@ -18,8 +18,8 @@ import pytest
 
 from parity.config.project import load_config
 from parity.targets import dsh
-from parity.targets.dsh import DshNotFound, Install
-from parity.targets.dsh_rows import JsExpr
+from parity.targets.dsh import Install
+from parity.targets.dsh_rows import DshNotFound, JsExpr
 from parity.targets.launch import availability, plan
 from parity.targets.spec import TargetConfigError, parse_target
 
@@ -859,3 +859,9 @@ def test_dsh_table_of_a_target_is_checked() -> None:
     for bad in ({"versions": "newest"}, {"env": ""}, {"search": "yes"}, {"other": 1}, "x"):
         with pytest.raises(TargetConfigError, match="dsh"):
             parse_target("n", {**TABLE, "launcher": "dsh", "dsh": bad}, "p")
+
+
+def test_off_keeps_a_target_from_running_even_with_the_wheel_installed(tmp_path: Path) -> None:
+    exe = _script(tmp_path / "tools" / "dsh", "0.2.1-rc.2")
+    with pytest.raises(DshNotFound, match="PARITY_DSH=off: this target does not run here"):
+        dsh.locate({"PATH": str(exe.parent), "PARITY_DSH": "off"})

@@ -13,9 +13,10 @@ from parity.config.project import load_config
 from parity.targets.launch import availability, describe, plan, run_setup
 from parity.targets.spec import TargetConfigError, TargetSpec, parse_target
 
-NATIVE_REASON = (
-    "DSH not found: no dsh on PATH and PARITY_DSH is unset "
-    "(set it to a dsh executable or a DSH source checkout; see docs/native.md)"
+NATIVE_REASON = "PARITY_DSH=off: this target does not run here (its recordings stand in)"
+RC8_REASON = (
+    "PARITY_DSH_RC8 is unset: set it to a DSH ==0.1.0rc8 executable or source checkout "
+    "(docs/native.md)"
 )
 
 
@@ -32,19 +33,21 @@ def test_builtins_parse_and_name_every_required_target(tmp_path: Path) -> None:
 
 def test_unavailable_reasons_are_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    monkeypatch.delenv("PARITY_DSH", raising=False)
+    monkeypatch.setenv("PARITY_DSH", "off")
+    monkeypatch.delenv("PARITY_DSH_RC8", raising=False)
     config = load_config(tmp_path)
     rows = {name: (state, detail) for name, state, detail in describe(config.targets, config.root)}
     assert rows["native"] == ("unavailable", NATIVE_REASON)
+    assert rows["native-rc8"] == ("unavailable", RC8_REASON)
     for peer in ("codex-acp", "qwen-code", "opencode"):
-        assert rows[peer] == ("unavailable", "not installed: run make peers")
+        assert rows[peer] == ("unavailable", "not installed: run parity peers install")
     assert rows["plus"][0] == "available"
 
 
 def test_peer_becomes_available_once_its_binary_exists(tmp_path: Path) -> None:
     config = load_config(tmp_path)
     spec = config.targets["qwen-code"]
-    assert availability(spec, tmp_path) == "not installed: run make peers"
+    assert availability(spec, tmp_path) == "not installed: run parity peers install"
     binary = tmp_path / ".cache/peers/qwen-code/node_modules/.bin/qwen"
     binary.parent.mkdir(parents=True)
     binary.write_text("#!/bin/sh\n")
@@ -249,18 +252,19 @@ def test_bad_conformance_or_eof_stage_is_named(extra: dict[str, object], message
     assert message in str(info.value)
 
 
-def test_native_declares_the_method_it_ignores_and_explore_never_sends_it(
+def test_rc8_declares_the_method_it_ignores_and_explore_never_sends_it(
     tmp_path: Path,
 ) -> None:
     from parity.explore.engine import Explorer, Options
 
     config = load_config(tmp_path)
-    assert "$/cancel_request" in config.targets["native"].ignores
-    assert config.targets["plus"].ignores == {}
-    options = Options(("native", "plus"), tmp_path, budget=1.0, max_examples=1)
+    assert "$/cancel_request" in config.targets["native-rc8"].ignores
+    # 0.2.1-rc.2 cancels a request (scenarios/protocol/cancel-request, recorded live).
+    assert config.targets["native"].ignores == config.targets["plus"].ignores == {}
+    options = Options(("native-rc8", "plus"), tmp_path, budget=1.0, max_examples=1)
     explorer = Explorer(config, options, runner=None, known=[])  # type: ignore[arg-type]
     assert list(explorer.ignored) == ["$/cancel_request"]
-    assert explorer.ignored["$/cancel_request"].startswith("native: 0.1.0-rc.8")
+    assert explorer.ignored["$/cancel_request"].startswith("native-rc8: 0.1.0-rc.8")
 
 
 def test_targets_option_selects_adds_and_names_the_unknown(tmp_path: Path) -> None:

@@ -25,10 +25,10 @@ from acp_plus.wire.frames import (
         (b"[1,2]", -32600, None),
         (b'"hello"', -32600, None),
         (b"42", -32600, None),
-        (b'{"jsonrpc":"2.0","id":7}', -32600, 7),
+        # Native 0.2.1-rc.2's SDK answers every invalid message with id null.
         (b'{"jsonrpc":"2.0","id":{"a":1},"method":"x"}', -32600, None),
-        (b'{"id":3,"method":"x"}', -32600, 3),
-        (b'{"jsonrpc":"2.0","id":4,"method":5}', -32600, 4),
+        (b'{"id":3,"method":"x"}', -32600, None),
+        (b'{"jsonrpc":"2.0","id":4,"method":5}', -32600, None),
     ],
 )
 def test_bad_lines_become_errors_with_the_right_id(line: bytes, code: int, msg_id: object) -> None:
@@ -36,6 +36,31 @@ def test_bad_lines_become_errors_with_the_right_id(line: bytes, code: int, msg_i
     assert isinstance(message, Invalid)
     assert message.error.code == code
     assert message.id == msg_id
+
+
+def test_an_invalid_request_carries_what_came_as_its_data() -> None:
+    # As native 0.2.1-rc.2 answers (observed: 42, true, null, "just a string").
+    for line, data in (
+        (b"42", 42),
+        (b"true", True),
+        (b'"s"', "s"),
+        (b'{"jsonrpc":"2.0"}', {"jsonrpc": "2.0"}),
+    ):
+        message = classify(line)
+        assert isinstance(message, Invalid)
+        assert message.error.to_json() == {
+            "code": -32600,
+            "message": "Invalid request",
+            "data": data,
+        }
+
+
+def test_a_response_shaped_line_is_never_answered() -> None:
+    # No method, and an id, result or error: routed as a response, as native 0.2.1-rc.2
+    # does (observed: {"id":5} gets no answer), even without the envelope.
+    assert classify(b'{"jsonrpc":"2.0","id":7}') == Response(7, None, None)
+    assert classify(b'{"id":5}') == Response(5, None, None)
+    assert classify(b'{"result":1}') == Response(None, 1, None)
 
 
 def test_request_notification_and_response_are_told_apart() -> None:
