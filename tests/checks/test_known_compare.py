@@ -1,9 +1,10 @@
 """`compare` with the project's known differences, on the shipped recordings (pure).
 
-Both recorded views of `baseline/handshake` (native's from the real DSH 0.1.0-rc.8) and
-the shipped `known-differences.yaml`: the facts explain every difference; an edit on
-either side inside a declared difference is drift naming the entry; outside the
-versions an entry does not apply.
+The recorded views of `baseline/handshake` (native's from DSH 0.2.1-rc.2, native-rc8's
+from the real DSH 0.1.0-rc.8) and the shipped `known-differences.yaml`: the facts
+explain every difference of both comparisons (`plus~native`, `native-rc8~native`); an
+edit on either side inside a declared difference is drift naming the entry; outside
+the versions an entry does not apply.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def run(
     plus: dict[str, Any],
     known: list[Rule] = KNOWN,
     scenario: str = "baseline/handshake",
+    other_name: str = "plus",
 ) -> Any:
     return compare(
         native,
@@ -45,48 +47,58 @@ def run(
         profile="exact",
         diverge=[],
         ref_name="native",
-        other_name="plus",
+        other_name=other_name,
         scenario=scenario,
         known=known,
     )
 
 
-def test_the_shipped_facts_explain_every_difference() -> None:
-    report = run(recorded("native"), recorded("plus"))
+@pytest.mark.parametrize(
+    ("other", "used"),
+    [("plus", {"native-021-agent-info"}), ("native-rc8", {"native-prompt-capabilities-only"})],
+)
+def test_the_shipped_facts_explain_every_difference(other: str, used: set[str]) -> None:
+    report = run(recorded("native"), recorded(other), other_name=other)
     assert report.ok, report.render()
-    assert set(report.known_used) == {"native-agent-info", "native-prompt-capabilities-only"}
+    assert set(report.known_used) == used
     assert report.suppressed
 
 
 @pytest.mark.parametrize(
-    ("side", "edit", "entry"),
+    ("other", "side", "edit", "entry"),
     [
         (
+            "plus",
             "native",
             lambda v: v["steps"][0]["result"]["agentInfo"].update(version="0.0.2"),
-            "native-agent-info",
+            "native-021-agent-info",
         ),
         (
             "plus",
+            "plus",
             lambda v: v["steps"][0]["result"]["agentInfo"].pop("version"),
-            "native-agent-info",
+            "native-021-agent-info",
         ),
         (
-            "native",
+            "native-rc8",
+            "native-rc8",
             lambda v: v["steps"][0]["result"]["agentCapabilities"].update(x=1),
             "native-prompt-capabilities-only",
         ),
         (
-            "native",
+            "native-rc8",
+            "native-rc8",
             lambda v: v["steps"][0]["result"].update(configOptions=[]),
             "native-session-new-only-session-id",
         ),
     ],
 )
-def test_an_edit_inside_a_declared_difference_is_drift(side: str, edit: Any, entry: str) -> None:
-    views = {"native": recorded("native"), "plus": recorded("plus")}
+def test_an_edit_inside_a_declared_difference_is_drift(
+    other: str, side: str, edit: Any, entry: str
+) -> None:
+    views = {"native": recorded("native"), other: recorded(other)}
     edit(views[side])
-    report = run(views["native"], views["plus"])
+    report = run(views["native"], views[other], other_name=other)
     drift = [d for d in report.differences if d.category == DRIFT]
     assert not report.ok
     assert [d.detail.split(",")[0] for d in drift] == [f"known difference {entry!r}"], drift
@@ -94,14 +106,19 @@ def test_an_edit_inside_a_declared_difference_is_drift(side: str, edit: Any, ent
 
 
 def test_a_version_outside_the_range_is_compared_without_the_entries() -> None:
+    rc8 = recorded("native-rc8")
+    rc8["agent"]["version"] = "0.2.0"
+    report = run(recorded("native"), rc8, other_name="native-rc8")
+    assert not [r for r in KNOWN if r.id in report.known_applied and r.targets == ["native-rc8"]]
+    assert {d.path for d in report.differences} >= {
+        "steps[0].result.agentCapabilities.mcpCapabilities",
+        "steps[0].result.agentCapabilities.sessionCapabilities",
+    }
     native = recorded("native")
     native["agent"]["version"] = "0.2.0"
     report = run(native, recorded("plus"))
     assert report.known_applied == []
-    assert {d.path for d in report.differences} >= {
-        "steps[0].result.agentInfo.name",
-        "steps[0].result.agentCapabilities.mcpCapabilities",
-    }
+    assert "steps[0].result.agentInfo.name" in {d.path for d in report.differences}
 
 
 def test_an_unknown_version_is_unjudged_not_applied() -> None:
@@ -109,7 +126,7 @@ def test_an_unknown_version_is_unjudged_not_applied() -> None:
     del native["agent"]
     native["steps"][0]["result"]["agentInfo"].pop("version")
     report = run(native, recorded("plus"))
-    assert "native-agent-info" in report.known_unjudged
+    assert "native-021-agent-info" in report.known_unjudged
     assert not report.ok
 
 
