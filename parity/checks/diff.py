@@ -175,7 +175,7 @@ def _explain(
     report: ParityReport,
 ) -> list[Selection]:
     """Each difference to the first rule that covers it (`suppressed`), or left in
-    `report.differences`; which rules explained one. Each rule's selection is made once
+    `report.differences`; which rules explained one (every rule that covers it). Each rule's selection is made once
     per view: it decides both what the rule explains and what its sides are checked on."""
     selections = [(r, select(ref, r.path), select(other, r.path)) for r in rules]
     # A position is one in both views (the same step, the same model request): a rule
@@ -184,13 +184,18 @@ def _explain(
     matched = [(r, set(in_ref) | set(in_other)) for r, in_ref, in_other in selections]
     used: set[int] = set()
     for d in found:
-        for i, (rule, selected) in enumerate(matched):
-            if _covers(selected, d.ref_path) or _covers(selected, d.other_path):
-                report.suppressed.append((d, rule))
-                used.add(i)
-                break
-        else:
+        covering = [
+            i
+            for i, (_, selected) in enumerate(matched)
+            if _covers(selected, d.ref_path) or _covers(selected, d.other_path)
+        ]
+        if not covering:
             report.differences.append(d)
+            continue
+        report.suppressed.append((d, matched[covering[0]][0]))
+        # Every rule covering it has shown its fact here (two natives' entries at one
+        # place, say), so none of them is stale for want of a difference of its own.
+        used.update(covering)
     for i, (rule, _) in enumerate(matched):
         if rule.id and i in used:
             report.known_used.append(rule.id)

@@ -1,10 +1,10 @@
 """`compare` with the project's known differences, on the shipped recordings (pure).
 
-The recorded views of `baseline/handshake` (native's from DSH 0.2.1-rc.2, native-rc8's
-from the real DSH 0.1.0-rc.8) and the shipped `known-differences.yaml`: the facts
-explain every difference of both comparisons (`plus~native`, `native-rc8~native`); an
-edit on either side inside a declared difference is drift naming the entry; outside
-the versions an entry does not apply.
+Both recorded views of `baseline/handshake` (native's from the real DSH 0.2.1-rc.2) and
+the shipped `known-differences.yaml`: the facts explain every difference; an edit on
+either side inside a declared difference is drift naming the entry; outside the
+versions an entry does not apply. The same for rc.8's recording (DSH 0.1.0-rc.8) against
+native's, the `native-rc8~native` check.
 """
 
 from __future__ import annotations
@@ -53,52 +53,44 @@ def run(
     )
 
 
-@pytest.mark.parametrize(
-    ("other", "used"),
-    [("plus", {"native-021-agent-info"}), ("native-rc8", {"native-prompt-capabilities-only"})],
-)
-def test_the_shipped_facts_explain_every_difference(other: str, used: set[str]) -> None:
-    report = run(recorded("native"), recorded(other), other_name=other)
+def test_the_shipped_facts_explain_every_difference() -> None:
+    report = run(recorded("native"), recorded("plus"))
     assert report.ok, report.render()
-    assert set(report.known_used) == used
+    assert set(report.known_used) == {"native-021-agent-info"}
     assert report.suppressed
 
 
 @pytest.mark.parametrize(
-    ("other", "side", "edit", "entry"),
+    ("side", "edit", "entry"),
     [
         (
-            "plus",
             "native",
             lambda v: v["steps"][0]["result"]["agentInfo"].update(version="0.0.2"),
             "native-021-agent-info",
         ),
         (
             "plus",
-            "plus",
             lambda v: v["steps"][0]["result"]["agentInfo"].pop("version"),
             "native-021-agent-info",
         ),
         (
-            "native-rc8",
-            "native-rc8",
-            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(x=1),
-            "native-prompt-capabilities-only",
+            "native",
+            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(loadSession=True),
+            "native-021-no-load-session-capability",
         ),
         (
-            "native-rc8",
-            "native-rc8",
-            lambda v: v["steps"][0]["result"].update(configOptions=[]),
-            "native-session-new-only-session-id",
+            "native",
+            lambda v: v["steps"][0]["result"]["agentCapabilities"]["sessionCapabilities"].update(
+                additionalDirectories={}
+            ),
+            "native-021-no-additional-directories-capability",
         ),
     ],
 )
-def test_an_edit_inside_a_declared_difference_is_drift(
-    other: str, side: str, edit: Any, entry: str
-) -> None:
-    views = {"native": recorded("native"), other: recorded(other)}
+def test_an_edit_inside_a_declared_difference_is_drift(side: str, edit: Any, entry: str) -> None:
+    views = {"native": recorded("native"), "plus": recorded("plus")}
     edit(views[side])
-    report = run(views["native"], views[other], other_name=other)
+    report = run(views["native"], views["plus"])
     drift = [d for d in report.differences if d.category == DRIFT]
     assert not report.ok
     assert [d.detail.split(",")[0] for d in drift] == [f"known difference {entry!r}"], drift
@@ -106,19 +98,14 @@ def test_an_edit_inside_a_declared_difference_is_drift(
 
 
 def test_a_version_outside_the_range_is_compared_without_the_entries() -> None:
-    rc8 = recorded("native-rc8")
-    rc8["agent"]["version"] = "0.2.0"
-    report = run(recorded("native"), rc8, other_name="native-rc8")
-    assert not [r for r in KNOWN if r.id in report.known_applied and r.targets == ["native-rc8"]]
-    assert {d.path for d in report.differences} >= {
-        "steps[0].result.agentCapabilities.mcpCapabilities",
-        "steps[0].result.agentCapabilities.sessionCapabilities",
-    }
     native = recorded("native")
-    native["agent"]["version"] = "0.2.0"
+    native["agent"]["version"] = "0.2.2"
     report = run(native, recorded("plus"))
     assert report.known_applied == []
-    assert "steps[0].result.agentInfo.name" in {d.path for d in report.differences}
+    assert {d.path for d in report.differences} >= {
+        "steps[0].result.agentInfo.name",
+        "steps[0].result.agentInfo.version",
+    }
 
 
 def test_an_unknown_version_is_unjudged_not_applied() -> None:
@@ -128,6 +115,47 @@ def test_an_unknown_version_is_unjudged_not_applied() -> None:
     report = run(native, recorded("plus"))
     assert "native-021-agent-info" in report.known_unjudged
     assert not report.ok
+
+
+def test_the_shipped_facts_explain_rc8_against_native() -> None:
+    report = run(recorded("native"), recorded("native-rc8"), other_name="native-rc8")
+    assert report.ok, report.render()
+    assert "native-prompt-capabilities-only" in report.known_used
+
+
+@pytest.mark.parametrize(
+    ("edit", "entry"),
+    [
+        (
+            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(x=1),
+            "native-prompt-capabilities-only",
+        ),
+        (
+            lambda v: v["steps"][0]["result"].update(configOptions=[]),
+            "native-session-new-only-session-id",
+        ),
+    ],
+)
+def test_an_edit_inside_an_rc8_difference_is_drift(edit: Any, entry: str) -> None:
+    rc8 = recorded("native-rc8")
+    edit(rc8)
+    report = run(recorded("native"), rc8, other_name="native-rc8")
+    drift = [d for d in report.differences if d.category == DRIFT]
+    assert not report.ok
+    assert [d.detail.split(",")[0] for d in drift] == [f"known difference {entry!r}"], drift
+    assert "native-rc8 side" in drift[0].detail
+
+
+def test_an_rc8_outside_its_versions_is_compared_without_its_entries() -> None:
+    rc8 = recorded("native-rc8")
+    rc8["agent"]["version"] = "0.2.0"
+    report = run(recorded("native"), rc8, other_name="native-rc8")
+    rc8_entries = {r.id for r in KNOWN if r.targets == ["native-rc8"]}
+    assert not rc8_entries & set(report.known_applied)
+    assert {d.path for d in report.differences} >= {
+        "steps[0].result.agentCapabilities.mcpCapabilities",
+        "steps[0].result.agentCapabilities.sessionCapabilities",
+    }
 
 
 def test_type_exact_pins() -> None:
@@ -304,3 +332,22 @@ def test_a_late_update_differs_as_its_update_and_the_update_rules_explain_it() -
     assert run(native, plus, known).ok
     # A lone response stays whole: only the update wrapper is looked through.
     assert [d.path for d in run({"after": []}, native, []).differences] == ["after[0]"]
+
+
+def test_every_entry_covering_a_difference_has_explained_one() -> None:
+    # Two natives' facts at one place (each entry also states the other's side): the first
+    # claims the difference, and neither is stale for want of one of its own.
+    text = (
+        "differences:\n"
+        "  - id: a\n    target: native\n    path: steps[*].result.n\n"
+        "    sides: {native: {equals: 2}, others: {equals: 1}}\n    reason: r\n"
+        "  - id: b\n    target: native\n    path: steps[*].result\n"
+        "    sides: {native: {schema: {type: object}}, others: {schema: {type: object}}}\n"
+        "    reason: r\n"
+    )
+    findings, known = check_known_text(text, "k.yaml", {"native": "dsh", "plus": "dsh"})
+    assert findings == []
+    report = run({"steps": [{"result": {"n": 2}}]}, {"steps": [{"result": {"n": 1}}]}, known)
+    assert report.ok
+    assert [rule.id for _, rule in report.suppressed] == ["a"]
+    assert sorted(report.known_used) == ["a", "b"]
