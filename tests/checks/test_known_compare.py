@@ -3,7 +3,8 @@
 Both recorded views of `baseline/handshake` (native's from the real DSH 0.2.1-rc.2) and
 the shipped `known-differences.yaml`: the facts explain every difference; an edit on
 either side inside a declared difference is drift naming the entry; outside the
-versions an entry does not apply.
+versions an entry does not apply. The same for rc.8's recording (DSH 0.1.0-rc.8) against
+native's, the `native-rc8~native` check.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def run(
     plus: dict[str, Any],
     known: list[Rule] = KNOWN,
     scenario: str = "baseline/handshake",
+    other_name: str = "plus",
 ) -> Any:
     return compare(
         native,
@@ -45,7 +47,7 @@ def run(
         profile="exact",
         diverge=[],
         ref_name="native",
-        other_name="plus",
+        other_name=other_name,
         scenario=scenario,
         known=known,
     )
@@ -113,6 +115,47 @@ def test_an_unknown_version_is_unjudged_not_applied() -> None:
     report = run(native, recorded("plus"))
     assert "native-021-agent-info" in report.known_unjudged
     assert not report.ok
+
+
+def test_the_shipped_facts_explain_rc8_against_native() -> None:
+    report = run(recorded("native"), recorded("native-rc8"), other_name="native-rc8")
+    assert report.ok, report.render()
+    assert "native-prompt-capabilities-only" in report.known_used
+
+
+@pytest.mark.parametrize(
+    ("edit", "entry"),
+    [
+        (
+            lambda v: v["steps"][0]["result"]["agentCapabilities"].update(x=1),
+            "native-prompt-capabilities-only",
+        ),
+        (
+            lambda v: v["steps"][0]["result"].update(configOptions=[]),
+            "native-session-new-only-session-id",
+        ),
+    ],
+)
+def test_an_edit_inside_an_rc8_difference_is_drift(edit: Any, entry: str) -> None:
+    rc8 = recorded("native-rc8")
+    edit(rc8)
+    report = run(recorded("native"), rc8, other_name="native-rc8")
+    drift = [d for d in report.differences if d.category == DRIFT]
+    assert not report.ok
+    assert [d.detail.split(",")[0] for d in drift] == [f"known difference {entry!r}"], drift
+    assert "native-rc8 side" in drift[0].detail
+
+
+def test_an_rc8_outside_its_versions_is_compared_without_its_entries() -> None:
+    rc8 = recorded("native-rc8")
+    rc8["agent"]["version"] = "0.2.0"
+    report = run(recorded("native"), rc8, other_name="native-rc8")
+    rc8_entries = {r.id for r in KNOWN if r.targets == ["native-rc8"]}
+    assert not rc8_entries & set(report.known_applied)
+    assert {d.path for d in report.differences} >= {
+        "steps[0].result.agentCapabilities.mcpCapabilities",
+        "steps[0].result.agentCapabilities.sessionCapabilities",
+    }
 
 
 def test_type_exact_pins() -> None:

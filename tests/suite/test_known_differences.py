@@ -1,15 +1,17 @@
 """The project's known differences, end to end through `parity run`.
 
-A copy of a shipped scenario with both its recorded snapshots (native's recorded from
-the real DSH 0.1.0-rc.8) and the shipped `known-differences.yaml`: acp-plus runs live,
-native compares through its recording, as in CI. Then the recording or the file is
-edited the way drift or neglect would edit it, and the run must say exactly what.
+A copy of a shipped scenario with its recorded snapshots (native's recorded from DSH
+0.2.1-rc.2, native-rc8's from the real DSH 0.1.0-rc.8) and the shipped
+`known-differences.yaml`: acp-plus runs live, both natives compare through their
+recordings (PARITY_DSH=off), as on a machine without DSH. Then a recording or the file
+is edited the way drift or neglect would edit it, and the run must say exactly what.
 """
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +20,7 @@ from tests.support.project import Project
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO = "baseline/handshake"
-HANDSHAKE_FACTS = {"native-agent-info", "native-prompt-capabilities-only"}
+HANDSHAKE_FACTS = {"native-021-agent-info", "native-prompt-capabilities-only"}
 
 
 @pytest.fixture
@@ -28,6 +30,7 @@ def shipped(tmp_path: Path) -> Project:
     for rel in (
         f"scenarios/{SCENARIO}.yaml",
         f"snapshots/{SCENARIO}/native.yaml",
+        f"snapshots/{SCENARIO}/native-rc8.yaml",
         f"snapshots/{SCENARIO}/plus.yaml",
     ):
         (proj.root / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -41,6 +44,11 @@ def shipped(tmp_path: Path) -> Project:
     return proj
 
 
+def run(proj: Project, *args: str) -> Any:
+    """`parity run` with neither native running: each compares through its recording."""
+    return proj.parity("run", *args, ci=True, PARITY_DSH="off", PARITY_DSH_RC8="off")
+
+
 def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert text.count(old) == 1, f"{old!r} not once in {path}"
@@ -48,7 +56,7 @@ def edit(path: Path, old: str, new: str) -> None:
 
 
 def test_the_shipped_facts_explain_native(shipped: Project) -> None:
-    done = shipped.parity("run", ci=True)
+    done = run(shipped)
     assert done.returncode == 0, done.stdout
     assert "known differences:" in done.stdout and "stale" not in done.stdout
 
@@ -56,14 +64,14 @@ def test_the_shipped_facts_explain_native(shipped: Project) -> None:
 def test_a_recording_edited_inside_a_declared_difference_fails_naming_it(
     shipped: Project,
 ) -> None:
-    # Native's capabilities are a declared difference; its side is pinned to the value
-    # the real native sent, so an edited recording is drift, not an excused difference.
-    edit(shipped.snapshot(SCENARIO, "native"), "        image: false", "        image: true")
-    done = shipped.parity("run", ci=True)
+    # rc.8's capabilities are a declared difference; its side is pinned to the value the
+    # real rc.8 sent, so an edited recording is drift, not an excused difference.
+    edit(shipped.snapshot(SCENARIO, "native-rc8"), "        image: false", "        image: true")
+    done = run(shipped)
     out = done.stdout
     assert done.returncode == 1, out
     assert "[declared difference drifted] steps[*].result.agentCapabilities" in out
-    assert "known difference 'native-prompt-capabilities-only', native side" in out
+    assert "known difference 'native-prompt-capabilities-only', native-rc8 side" in out
     assert (
         'found {"promptCapabilities": {"audio": false, "embeddedContext": false, "image": true}}'
         in out
@@ -71,8 +79,8 @@ def test_a_recording_edited_inside_a_declared_difference_fails_naming_it(
 
 
 def test_a_native_outside_the_versions_is_compared_without_them(shipped: Project) -> None:
-    edit(shipped.snapshot(SCENARIO, "native"), "version: 0.1.0-rc.8", "version: 0.2.0")
-    done = shipped.parity("run", ci=True)
+    edit(shipped.snapshot(SCENARIO, "native-rc8"), "version: 0.1.0-rc.8", "version: 0.2.0")
+    done = run(shipped)
     out = done.stdout
     assert done.returncode == 1, out
     assert "[changed field] steps[0].result.agentCapabilities.mcpCapabilities" in out
@@ -91,12 +99,12 @@ def test_an_entry_unused_in_a_whole_run_is_stale(shipped: Project) -> None:
         }
     )
     known.write_text(yaml.safe_dump(data))
-    whole = shipped.parity("run", ci=True)
+    whole = run(shipped)
     assert whole.returncode == 1, whole.stdout
     assert "stale known difference 'native-no-such-field'" in whole.stdout
     assert "1 passed" in whole.stdout or "passed" in whole.stdout
     # One scenario named: a partial run cannot tell, and says so instead.
-    partial = shipped.parity("run", f"scenarios/{SCENARIO}.yaml", ci=True)
+    partial = run(shipped, f"scenarios/{SCENARIO}.yaml")
     assert partial.returncode == 0, partial.stdout
     assert "not checked (partial run: not every scenario was collected)" in partial.stdout
     assert "native-no-such-field" in partial.stdout
@@ -115,5 +123,5 @@ def test_a_broken_file_names_file_line_and_key(shipped: Project) -> None:
     assert "known-differences.yaml:3:13: differences[0].target: unknown target 'nativ'" in out
     assert "known-differences.yaml:5:12: differences[0].sides: sides has no 'others'" in out
     assert "differences[0].versions: not a PEP 440 specifier set" in out
-    run = shipped.parity("run", ci=True)
-    assert run.returncode == 1 and "known differences file is invalid" in run.stdout
+    done = run(shipped)
+    assert done.returncode == 1 and "known differences file is invalid" in done.stdout
