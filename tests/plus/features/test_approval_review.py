@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,34 @@ async def test_no_model_is_a_failure_that_never_allows(tmp_path: Path) -> None:
     reviewed = [e for e in agent.seen if e["type"] == "approval/reviewed"]
     assert reviewed[0]["failure"] == "no model to review with"
     reviewer.settings = ReviewerSettings(enabled=True, on_failure="deny")
+    refused = await reviewer.decide(_request(agent, 1, "c2", "{}"), 1)
+    assert refused is not None and refused.outcome == "rejected"
+
+
+class _SilentModel:
+    """A reviewer model that never answers: its stream waits until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    async def stream(self, request: Any) -> Any:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.closed = True
+        yield {}  # pragma: no cover - never reached
+
+
+async def test_a_reviewer_past_its_timeout_is_a_failure_that_never_allows(tmp_path: Path) -> None:
+    reviewer, agent, _ = _reviewer(tmp_path)
+    agent.providers = silent = _SilentModel()
+    agent.commit({"type": "route/set", "provider": "p", "model": "m"})
+    reviewer.settings = ReviewerSettings(enabled=True, timeout=0.05)
+    assert await reviewer.decide(_request(agent, 1, "c1", "{}"), 1) is None  # to the client
+    reviewed = [e for e in agent.seen if e["type"] == "approval/reviewed"]
+    assert reviewed[-1]["failure"] == "no answer within 0.05 s"
+    assert silent.closed  # the request was given up, not left running
+    reviewer.settings = ReviewerSettings(enabled=True, timeout=0.05, on_failure="deny")
     refused = await reviewer.decide(_request(agent, 1, "c2", "{}"), 1)
     assert refused is not None and refused.outcome == "rejected"
 
