@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from acp_plus.core.events import RouteSet, text_block
-from acp_plus.core.token_meter import usage_tokens
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled before it produced a result."
 
@@ -133,6 +133,17 @@ def latest_usage(events: list[dict[str, Any]]) -> dict[str, Any] | None:
             usage: dict[str, Any] = event["usage"]
             return usage
     return None
+
+
+def usage_tokens(usage: Mapping[str, Any]) -> int:
+    """The provider's count of a step: input (uncached, cache reads, cache writes) plus
+    output; reasoning is part of output, never added again."""
+    total = 0
+    for field in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens"):
+        value = usage.get(field)
+        if isinstance(value, int) and not isinstance(value, bool):
+            total += value
+    return total
 
 
 def used_tokens(events: list[dict[str, Any]]) -> int:

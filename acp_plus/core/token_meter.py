@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from acp_plus.core.history import usage_tokens
 from acp_plus.core.js_json import js_json
 
 if TYPE_CHECKING:  # the llm package reads history, which reads this module
@@ -65,17 +66,6 @@ def request_tokens(
     total += sum(message_tokens(m) for m in messages)
     if answer:
         total += message_tokens({"content": list(answer)})
-    return total
-
-
-def usage_tokens(usage: Mapping[str, Any]) -> int:
-    """The provider's count: input (uncached, cache reads, cache writes) plus output;
-    reasoning is part of output, never added again."""
-    total = 0
-    for field in ("inputTokens", "cacheReadTokens", "cacheWriteTokens", "outputTokens"):
-        value = usage.get(field)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
     return total
 
 

@@ -14,6 +14,8 @@ import pytest
 from acp import PROTOCOL_VERSION, RequestError, text_block
 from plus_agent import ECHO, WorldFactory, normalized, partial_delta_read, sdk_agent, wait_for
 
+from acp_plus.core.token_meter import request_tokens, used
+
 MODEL_OPTION = {
     "id": "model",
     "name": "Model",
@@ -67,6 +69,16 @@ async def test_1_handshake(world: WorldFactory) -> None:
     assert "loadSession" not in init["agentCapabilities"]
 
 
+def meter(request: dict[str, Any], answer: list[dict[str, Any]], usage: dict[str, int]) -> int:
+    """`usage_update.used` for a step (native's token meter, pinned against the live native
+    in tests/plus/core/test_token_meter.py): it counts the workdir path, so a test cannot
+    write the number down."""
+    estimate = request_tokens(
+        request.get("system"), request.get("tools") or [], request["messages"], answer
+    )
+    return used(usage, estimate)
+
+
 async def test_2_text_exchange(world: WorldFactory) -> None:
     w = world(llm=[{"text": "hello there", "usage": {"input": 5, "output": 11}}])
     async with sdk_agent(w) as s:
@@ -77,15 +89,21 @@ async def test_2_text_exchange(world: WorldFactory) -> None:
         )
     # §1.5: the model option with one mock group, and reasoning_effort at its default.
     assert new["configOptions"] == [MODEL_OPTION, EFFORT_OPTION]
-    # §2: one chunk per committed text block, then usage (used = input + output, size =
+    # §2: one chunk per committed text block, then usage (used = the token meter, size =
     # the model's context window).
+    (step,) = w.model_requests()
+    answer = [{"type": "text", "text": "hello there"}]
     assert normalized(s.client.updates) == [
         {
             "sessionUpdate": "agent_message_chunk",
             "messageId": "message-1",
             "content": {"type": "text", "text": "hello there"},
         },
-        {"sessionUpdate": "usage_update", "used": 16, "size": 1024},
+        {
+            "sessionUpdate": "usage_update",
+            "used": meter(step, answer, {"inputTokens": 5, "outputTokens": 11}),
+            "size": 1024,
+        },
     ]
     assert result == {"stopReason": "end_turn"}  # §3.1 completed -> end_turn
     # The model saw the prompt (then native's runtime context) and the route's default
@@ -137,13 +155,20 @@ async def test_4_reasoning_tool_lifecycle_usage_final_text(world: WorldFactory) 
         new = await s.conn.new_session(cwd=str(w.workdir), mcp_servers=[])
         result = dump(await s.conn.prompt(session_id=new.session_id, prompt=[text_block("go")]))
     # §2 "A tool turn therefore looks like this", in this exact order.
+    first, second = w.model_requests()
+    call = {"type": "tool-call", "id": "call-1", "name": "echo", "arguments": "{}"}
+    answer = [{"type": "reasoning", "text": "inspect first"}, call]
     assert normalized(s.client.updates) == [
         {
             "sessionUpdate": "agent_thought_chunk",
             "messageId": "message-1",
             "content": {"type": "text", "text": "inspect first"},
         },
-        {"sessionUpdate": "usage_update", "used": 10, "size": 1024},
+        {
+            "sessionUpdate": "usage_update",
+            "used": meter(first, answer, {"inputTokens": 8, "outputTokens": 2}),
+            "size": 1024,
+        },
         {
             "sessionUpdate": "tool_call",
             "toolCallId": "call-1",
@@ -163,7 +188,13 @@ async def test_4_reasoning_tool_lifecycle_usage_final_text(world: WorldFactory) 
             "messageId": "message-2",
             "content": {"type": "text", "text": "done"},
         },
-        {"sessionUpdate": "usage_update", "used": 9, "size": 1024},
+        {
+            "sessionUpdate": "usage_update",
+            "used": meter(
+                second, [{"type": "text", "text": "done"}], {"inputTokens": 5, "outputTokens": 4}
+            ),
+            "size": 1024,
+        },
     ]
     assert result == {"stopReason": "end_turn"}
     # The second step carried the tool result back to the model (parity-stream request).

@@ -120,7 +120,7 @@ def test_minimal_file_gets_the_defaults(tmp_path: Path) -> None:
     s = load_scenario(path)
     assert (s.name, s.targets, s.compare, s.catalog) == (
         "x",
-        ["native", "plus"],
+        ["native", "plus", "native-rc8"],
         "exact",
         DEFAULT_CATALOG,
     )

@@ -61,7 +61,7 @@ def test_baseline_holds_the_six_seed_scenarios_on_the_dsh_pair() -> None:
     }
     for name in names:
         scenario = load(name)
-        assert scenario.targets == ["native", "plus"]
+        assert scenario.targets == ["native", "plus", "native-rc8"]
         assert scenario.compare == "exact"
     assert [s.kind for s in load("baseline/handshake").steps] == ["initialize"]
 

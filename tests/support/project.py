@@ -55,14 +55,16 @@ requires = [{ command = "ghost-agent", reason = "ghost-agent is not installed he
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a child pytest/CLI: no inherited CI or xdist worker state, and
-    no developer's DSH (PARITY_DSH, PARITY_NODE), so a test project is the same on every
-    machine; a test that wants one passes it in `extra`."""
+    no native at all (PARITY_DSH=off: not a developer's DSH, nor the wheel in the venv, which
+    only some platforms have), so a test project is the same on every machine; a test that
+    wants a native passes it in `extra`."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("PYTEST_", "CI"))
         and k not in ("COV_CORE_SOURCE", "PARITY_DSH", "PARITY_DSH_RC8", "PARITY_NODE")
     }
+    env["PARITY_DSH"] = "off"
     env.update(extra)
     return env
 

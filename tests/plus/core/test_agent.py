@@ -28,6 +28,7 @@ from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.llm.base import Router
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.store import SessionStore
+from acp_plus.core.token_meter import request_tokens
 from acp_plus.core.tool_arguments import parse_arguments
 from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
 from acp_plus.core.tools.fixture import fixture_tools
@@ -87,7 +88,15 @@ async def test_text_turn_commits_message_with_usage_and_ends_completed(
     assert msg["usage"] == {"inputTokens": 5, "outputTokens": 11}
     assert msg["route"] == {"provider": "mock", "model": "mock", "effort": "high"}
     assert rig.of("turn/end")[0]["reason"] == {"kind": "completed"}
-    assert rig.agent.used_tokens() == 16
+    # usage_update.used is native's token meter (core/token_meter.py): here its estimate
+    # of the request and the answer, larger than the provider's 16.
+    (step,) = server.streams()
+    body = step.body
+    estimate = request_tokens(
+        body.get("system"), body.get("tools") or [], body["messages"], msg["blocks"]
+    )
+    assert estimate > 16
+    assert rig.agent.used_tokens() == msg["meter"] == estimate
     # The committed events are exactly what on_event saw, in order.
     assert rig.agent.log.events() == rig.seen
     body = server.streams()[0].body

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from acp_plus.core.token_meter import block_tokens, request_tokens, usage_tokens, used
+from acp_plus.core.history import usage_tokens
+from acp_plus.core.token_meter import block_tokens, request_tokens, used
 from parity.view.dump import load_view
 
 REPO = Path(__file__).resolve().parents[3]

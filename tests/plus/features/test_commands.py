@@ -9,6 +9,7 @@ from typing import Any
 from feature_support import exchange, kinds, open_session, prompt, texts, updates
 from plus_agent import WorldFactory, log_events, raw_agent
 
+from acp_plus.core.token_meter import request_tokens, used
 from acp_plus.features import commands
 from parity.scenario.model import Tool
 
@@ -129,9 +130,15 @@ async def test_help_status_and_mode_run_without_a_model_turn(world: WorldFactory
             },
         ]
         _, frames = await prompt(agent, session_id, "/status")
+        # The context use is the token meter's reading after "hello" (core/token_meter.py).
+        (request,) = w.model_requests()
+        answer = [{"type": "text", "text": "hi"}]
+        estimate = request_tokens(request.get("system"), [], request["messages"], answer)
+        reading = used({"inputTokens": 40, "outputTokens": 8}, estimate)
         assert updates(frames)[1]["content"]["text"] == (
             "Model: Mock Reasoner (mock/mock)\nReasoning effort: high\nMode: default\n"
-            f"Sandbox: workspace-write\nRoots: {w.workdir}\nContext: 48 of 1024 tokens (5%)"
+            f"Sandbox: workspace-write\nRoots: {w.workdir}\n"
+            f"Context: {reading} of 1024 tokens ({round(100 * reading / 1024)}%)"
         )
         _, frames = await prompt(agent, session_id, "  /mode plan")
         assert kinds(frames) == [
