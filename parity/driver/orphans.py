@@ -163,6 +163,11 @@ def adopted() -> list[int]:
     return found
 
 
+def running_adopted() -> list[int]:
+    """The adopted orphans still running (a zombie has ended: only reaping is left)."""
+    return [pid for pid in adopted() if (info := proc_stat(pid)) and info.state != "Z"]
+
+
 def end_adopted(timeout: float = 2.0) -> int:
     """SIGKILL and reap every adopted orphan (zombies included), again for the children
     each one leaves (they are re-parented here in turn); how many of them were still

@@ -256,6 +256,10 @@ class AgentProcess:
             while (members := group_members(self.pid)) and loop.time() < deadline:
                 await asyncio.sleep(0.02)
             left = len(members)
+            # One it started in a session of its own (codex-acp's MCP servers) was
+            # re-parented here when it ended: the same moment to read EOF and follow it.
+            while orphans.running_adopted() and loop.time() < deadline:
+                await asyncio.sleep(0.02)
         if _kill_group(self.pid, signal.SIGKILL):
             deadline = loop.time() + ladder.kill
             while group_members(self.pid) and loop.time() < deadline:

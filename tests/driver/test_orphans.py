@@ -155,3 +155,18 @@ async def test_children_with_an_emptied_environment_are_ended_and_counted() -> N
     finally:
         for pid in with_marker(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_child_in_its_own_session_that_follows_the_agent_is_no_leftover() -> None:
+    # codex-acp starts its MCP servers so: one reads EOF when the agent ends and exits a
+    # moment later, re-parented to the harness meanwhile. That is not a leftover.
+    marker = f"follows-{uuid.uuid4().hex}"
+    t = await run(
+        [*BASIC, st("prompt", session="s1", text="hi")],
+        "child_follows_on_eof",
+        env={"DAEMON_MARKER": marker},
+    )
+    assert "helper started" in t.processes[0].stderr_tail
+    assert t.processes[0].leftovers == 0, t.problems
+    assert not any("leftover" in p for p in t.problems)
+    assert wait_none(marker, 2.0) == []
