@@ -175,8 +175,9 @@ def _explain(
     report: ParityReport,
 ) -> list[Selection]:
     """Each difference to the first rule that covers it (`suppressed`), or left in
-    `report.differences`; which rules explained one (every rule that covers it). Each rule's selection is made once
-    per view: it decides both what the rule explains and what its sides are checked on."""
+    `report.differences`; which rules explained one (every rule that covers it). Each
+    rule's selection is made once per view: it decides both what the rule explains and
+    what its sides are checked on."""
     selections = [(r, select(ref, r.path), select(other, r.path)) for r in rules]
     # A position is one in both views (the same step, the same model request): a rule
     # that selects it in either view explains what differs there on either side, so a

@@ -42,8 +42,8 @@ from parity.targets.dsh_rows import (
     DshNotFound,
     checkout_composition,
     dump_composition,
-    installed_patch,
     load_composition,
+    row_patches,
 )
 
 ROOT_PACKAGE = "@deepseek-ai/dsh-root"
@@ -358,7 +358,7 @@ def launch(
     run_env.update(env)
     argv: tuple[str, ...]
     if install.layout == "installed":
-        patch = installed_patch(
+        patch = row_patches(
             profile_rows(install.path),
             provider=provider,
             model=model,

@@ -4,7 +4,7 @@ Pure functions over a cordis composition's rows (plain dicts, `!!js` expressions
 as `JsExpr`). Both layouts of the launch kit (`parity.targets.dsh`) use the same edits:
 
 - an installed `dsh` gets them as a `--patch` list over the rows its `acp` profile
-  prints with `--dump-config` (`installed_patch`);
+  prints with `--dump-config` (`row_patches` itself);
 - a source checkout gets a generated composition that includes the checkout's shipped
   one with the edits as the include's patches (`checkout_composition`).
 
@@ -102,8 +102,8 @@ def row_patches(
     provider: str,
     model: str,
     sessions: Path,
-    plugin: Path,
-    builtin_tools: bool,
+    plugin: Path = PLUGIN,
+    builtin_tools: bool = True,
     catalog: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The patch list that turns DSH's shipped composition into one run's (see module).
@@ -176,26 +176,3 @@ def checkout_composition(
             "config": {"path": str(base_path), "patches": patches},
         }
     ]
-
-
-def installed_patch(
-    profile_rows: Sequence[Mapping[str, Any]],
-    *,
-    provider: str,
-    model: str,
-    sessions: Path,
-    plugin: Path = PLUGIN,
-    builtin_tools: bool = True,
-    catalog: Mapping[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """The `--patch` file for an installed `dsh --profile acp` (docs/contract.md §8.3),
-    over the rows that profile prints with `--dump-config`."""
-    return row_patches(
-        profile_rows,
-        provider=provider,
-        model=model,
-        sessions=sessions,
-        plugin=plugin,
-        builtin_tools=builtin_tools,
-        catalog=catalog,
-    )

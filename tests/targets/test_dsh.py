@@ -19,7 +19,7 @@ import pytest
 from parity.config.project import load_config
 from parity.targets import dsh
 from parity.targets.dsh import Install
-from parity.targets.dsh_rows import DshNotFound, JsExpr
+from parity.targets.dsh_rows import DshNotFound, JsExpr, row_patches
 from parity.targets.launch import availability, plan
 from parity.targets.spec import TargetConfigError, parse_target
 
@@ -402,7 +402,7 @@ def test_checkout_composition_dumps_and_loads_back(tmp_path: Path) -> None:
     assert isinstance(app["config"]["mode"], JsExpr)
 
 
-# -- route / installed_patch -------------------------------------------------------------
+# -- route / row_patches (installed) -------------------------------------------------------------
 
 
 def test_route_first_provider_with_a_model() -> None:
@@ -425,7 +425,7 @@ def test_route_without_models(catalog: dict[str, Any]) -> None:
 
 
 def test_installed_patch_shape(tmp_path: Path) -> None:
-    patch = dsh.installed_patch(
+    patch = row_patches(
         dsh.load_composition(PROFILE),
         provider="mock",
         model="mock-1",
@@ -453,7 +453,7 @@ def test_installed_patch_shape(tmp_path: Path) -> None:
 
 
 def test_installed_patch_keeps_tool_rows_when_the_scenario_calls_them(tmp_path: Path) -> None:
-    patch = dsh.installed_patch(
+    patch = row_patches(
         dsh.load_composition(PROFILE),
         provider="m",
         model="m",
@@ -668,7 +668,7 @@ def test_launch_installed(tmp_path: Path) -> None:
     assert kit.env["A"] == "b"
     assert kit.env["DSH_PERMISSION_MODE"] == "workspace-write"
     assert "TSX_TSCONFIG_PATH" not in kit.env
-    assert dsh.load_composition(kit.files["dsh-patch.yml"]) == dsh.installed_patch(
+    assert dsh.load_composition(kit.files["dsh-patch.yml"]) == row_patches(
         dsh.load_composition(PROFILE),
         provider="mock",
         model="mock-1",
