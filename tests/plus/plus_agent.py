@@ -324,6 +324,20 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
+def sleeping(seconds: str) -> list[int]:
+    """Live processes that are exactly `sleep <seconds>`: the started command itself, never
+    a forked shell on its way to exec it (that copy carries the marker in its command line
+    too, and vanishes a moment later: counting it made "all started" checks race)."""
+    return [pid for pid in processes_with(seconds) if _argv(pid) == [b"sleep", seconds.encode()]]
+
+
+def _argv(pid: int) -> list[bytes] | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+    except OSError:
+        return None
+
+
 def children(pid: int) -> list[int]:
     """The direct children of `pid` (its main thread's, from /proc)."""
     with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as fh:

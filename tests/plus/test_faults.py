@@ -23,6 +23,7 @@ from plus_agent import (
     processes_with,
     raw_agent,
     sdk_agent,
+    sleeping,
     start_prompt,
     wait_for,
 )
@@ -271,7 +272,7 @@ async def test_teardown_within_2s_leaving_no_child(world: WorldFactory, stop: st
     w = bash_world(world, f"sleep {marker} & sleep {marker}; wait")
     async with raw_agent(w) as agent:
         await start_prompt(agent, w)
-        await wait_for(lambda: len(processes_with(marker)) >= 2)
+        await wait_for(lambda: len(sleeping(marker)) == 2)
         started = time.monotonic()
         if stop == "sigterm":
             agent.process.send_signal(signal.SIGTERM)

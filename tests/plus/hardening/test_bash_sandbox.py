@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 from feature_support import open_session, prompt, requests_of
-from plus_agent import WorldFactory, processes_with, raw_agent
+from plus_agent import WorldFactory, processes_with, raw_agent, sleeping
 
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools.backend import SWITCH, find_backend
@@ -488,10 +488,10 @@ async def test_a_confined_tree_dies_with_its_call(tree: Tree, sandbox: str, endi
         args["timeout"] = 1
     task = asyncio.create_task(tool.run(args, ctx))
     for _ in range(3000):  # a loaded CI machine took over 10 s to start all three
-        if len(processes_with(f"3{marker}")) >= 3:
+        if len(sleeping(f"3{marker}")) == 3 or task.done():
             break
         await asyncio.sleep(0.01)
-    assert len(processes_with(f"3{marker}")) >= 3  # all three really started
+    assert len(sleeping(f"3{marker}")) == 3, task  # all three really started
     if ending == "cancel":
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

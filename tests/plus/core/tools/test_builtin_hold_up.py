@@ -11,7 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from plus_agent import WorldFactory, bash_world, processes_with, raw_agent, start_prompt, wait_for
+from plus_agent import (
+    WorldFactory,
+    bash_world,
+    processes_with,
+    raw_agent,
+    sleeping,
+    start_prompt,
+    wait_for,
+)
 
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools.base import ToolContext
@@ -148,7 +156,7 @@ async def test_cancelled_bash_leaves_no_descendant_even_after_setsid(tmp_path: P
     task = asyncio.create_task(
         BashTool().run({"command": f"setsid sleep {marker} & sleep {marker}"}, _ctx(tmp_path))
     )
-    await wait_for(lambda: len(processes_with(marker)) >= 2)
+    await wait_for(lambda: len(sleeping(marker)) == 2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -169,7 +177,7 @@ async def test_sigkilled_agent_leaves_no_tool_process(world: WorldFactory) -> No
     w = bash_world(world, f"setsid sleep {marker} & sleep {marker}")
     async with raw_agent(w) as agent:
         await start_prompt(agent, w)
-        await wait_for(lambda: len(processes_with(marker)) >= 2)
+        await wait_for(lambda: len(sleeping(marker)) == 2)
         agent.process.send_signal(signal.SIGKILL)
         await asyncio.wait_for(agent.process.wait(), 5)
     await wait_for(
