@@ -51,3 +51,36 @@ def test_hostile_bytes_are_recorded_exactly_and_shown_escaped(project: Project) 
     assert "stderr \\x1b[2J\\x1b[?1049h\\x1b]0;pwned\\x07" in failed.stdout
     for out in (record, show, done, failed):
         assert not UNSAFE.search(out.stdout + out.stderr), out.args
+
+
+CUT_SCENARIO = """\
+description: the agent cuts its text inside a surrogate pair before the model sees it
+targets: [cutter]
+llm:
+  - text: ok
+steps:
+  - initialize: {}
+  - new_session: {as: s1}
+  - prompt: {session: s1, text: "smile \\U0001F600 please"}
+"""
+
+
+def test_a_lone_surrogate_the_agent_sends_the_model_is_recorded_exactly(project: Project) -> None:
+    # Native slices strings in UTF-16 units, so a cut can fall inside a surrogate pair:
+    # the model request then carries `"\\ud83d"`, which the fake LLM reads into the run's
+    # model view. Recording it, showing it and reporting it must keep it exactly.
+    with open(project.root / "parity.toml", "a") as toml:
+        toml.write(mini_target("cutter", extra_env='MINI_CUT = "7"'))
+    project.write("scenarios/h/cut.yaml", CUT_SCENARIO)
+    record = project.parity("record", "h/cut")
+    assert record.returncode == 0, record.stdout + record.stderr
+    snapshot = project.snapshot("h/cut", "cutter").read_text()
+    body = load_view(snapshot)["model"][0]["body"]
+    assert body["messages"][0]["content"][0]["text"] == "smile \ud83d"
+    show = project.parity("show", "h/cut", "cutter")
+    done = project.parity("run", "h/cut", "--report", "report", "--json", "r.json")
+    assert show.returncode == 0 and done.returncode == 0, show.stderr + done.stdout
+    for out in (record, show, done):
+        assert not UNSAFE.search(out.stdout + out.stderr), out.args
+    for name in ("report/index.html", "r.json"):
+        assert not UNSAFE.search((project.root / name).read_text(encoding="utf-8")), name
