@@ -2,8 +2,9 @@
 
 `Tokens` numbers ids per kind in order of first appearance (`<session:1>`, `<message:2>`,
 any other UUID `<uuid:n>`) and scrubs values and free text of ids, the run's paths
-(`<workdir>`, `<home>`, ...), ISO timestamps (`<time>`) and the run's calendar dates
-(`<date>`). `parity.view.normalize.view` drives it over a transcript.
+(`<workdir>`, `<home>`, ...), the random parts of names the agent makes in the run's
+TMPDIR (`<tmp>/dsh-spill-<tmpname:1>/...`), ISO timestamps (`<time>`) and the run's
+calendar dates (`<date>`). `parity.view.normalize.view` drives it over a transcript.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ _DIGIT = re.compile(r"\d")
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
+TMP_PATH = re.compile(r"<tmp>(?:/[\w.+-]+)+")
+"""A path below the run's TMPDIR, once the run's paths are tokens."""
+TMP_DIR_SUFFIX = re.compile(r"(?<=^<tmp>/)([\w.+-]*-)([A-Za-z0-9]{6})(?=/|$)")
+"""`mkdtemp`'s six random characters ending a directory made right in TMPDIR (Node's
+`fs.mkdtemp("dsh-spill-")` gives `dsh-spill-wj07dB`, `dsh-subprocess-p1iaxe`)."""
+TMP_HEX = re.compile(r"(?<![0-9A-Za-z])[0-9a-f]{12,}(?![0-9A-Za-z])")
+"""A random hex name of 12 or more digits in a TMPDIR path (`c721f4e26c5c-stdout.log`)."""
+
 PID_CONTEXT = (
     r"(?P<pre>\(node:|\bpid\s*[:=#]?\s*|\bprocess(?:\s+id)?\s+|/proc/|\w\[)"
     r"(?:{})(?![\w.])"
@@ -66,6 +75,9 @@ class Tokens:
         # date, a count in the model's text) is data, and stays.
         numbers = "|".join(str(pid) for pid in sorted(set(pids)) if pid > 0)
         self._pids = re.compile(PID_CONTEXT.format(numbers), re.IGNORECASE) if numbers else None
+        # In a name the agent made in TMPDIR, its pid is a part of its own
+        # (`dsh-subprocess-17345-1-...-stdout.log`).
+        self._tmp_pids = re.compile(rf"(?<=[-_./])(?:{numbers})(?=[-_.]|/|$)") if numbers else None
         spelled = sorted({text for d in dates for text in date_spellings(d)}, key=len, reverse=True)
         self._dates = re.compile("|".join(map(re.escape, spelled))) if spelled else None
         self._scripted = frozenset(scripted)
@@ -172,6 +184,15 @@ class Tokens:
                 return token
         return self.scrub_text(value)
 
+    def _tmp_name(self, path: str) -> str:
+        """A path below the run's TMPDIR with its random parts as positional tokens (the
+        same part the same token, wherever it appears), its structure kept: where the
+        agent puts a file (a long command's full output, native's spill files) is part of
+        what it does, only the randomness is not."""
+        path = TMP_DIR_SUFFIX.sub(lambda m: m.group(1) + self.register("tmpname", m.group(2)), path)
+        path = TMP_HEX.sub(lambda m: self.register("tmpname", m.group()), path)
+        return self._tmp_pids.sub("<pid>", path) if self._tmp_pids is not None else path
+
     def scrub_text(self, text: str) -> str:
         """Replace long ids, machine paths and ISO timestamps inside free text."""
         for raw, token in self._long:
@@ -180,6 +201,8 @@ class Tokens:
         if self._any_path is not None and self._any_path.search(text):
             for pattern, token in self._paths:
                 text = pattern.sub(token, text)
+            if "<tmp>/" in text:
+                text = TMP_PATH.sub(lambda m: self._tmp_name(m.group()), text)
         if not _DIGIT.search(text):
             return text  # times, pids and dates all hold a digit
         text = ISO_TIME.sub(TIME, text)
