@@ -40,7 +40,7 @@ from parity.fakellm.thread import FakeLLMThread
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
-from parity.view.normalize import scripted_tool_call_ids, view
+from parity.view.normalize import scripted_tool_call_ids, supplied_texts, view
 
 if TYPE_CHECKING:
     from parity.fakellm.upstream import Upstream
@@ -69,6 +69,7 @@ def normalized(scenario: Scenario, transcript: Transcript) -> Any:
         scenario.profile,
         scenario.masks,
         scripted_ids=scripted_tool_call_ids(scenario),
+        supplied=supplied_texts(scenario),
     )
     return json.loads(json.dumps(data))
 

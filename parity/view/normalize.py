@@ -9,7 +9,8 @@ or machine specific is replaced so two runs of the same agent give the same view
   appears, so references stay linked;
 - the run's paths (`transcript.paths`) become `<workdir>`, `<home>`, `<tmp>`, ...;
 - wall-clock values (frame times, ISO timestamps, `*At` fields) are removed or `<time>`,
-  the run's calendar date `<date>`.
+  the run's calendar date `<date>`; a timestamp the scenario supplied (a file's, a tool
+  result's) is data, and stays.
 
 Profiles: `exact` keeps every wire fact; `semantic` (for unlike agents) merges adjacent
 chunks of one message, folds each tool call into its final state, drops `_meta`, usage
@@ -27,11 +28,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from parity.core.transcript import ModelRequest, ProcessRecord, StepRecord, Transcript
-from parity.scenario.model import Rule, Scenario
+from parity.scenario.model import Rule, Scenario, Step
 from parity.view.entries import AGENT_REQUEST_KINDS, Entries
 from parity.view.masks import apply_masks
 from parity.view.ownership import Ownership, began_before, ownership, same
@@ -65,6 +66,33 @@ def scripted_tool_call_ids(scenario: Scenario) -> list[str]:
     return list(ids)
 
 
+def supplied_texts(scenario: Scenario) -> list[str]:
+    """Every string the scenario hands the agent or the model: its files, fixture tools'
+    results, the model's script, the steps' prompts and params, the client's answers.
+    Data in them is the scenario's, not the agent's clock: `view` leaves the ISO
+    timestamps they hold as they are, so an agent that changes one is seen to."""
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+        elif isinstance(value, Step):
+            walk(value.params)
+
+    walk(scenario.files)
+    walk([tool.content for tool in scenario.tools])
+    walk([entry.params for entry in scenario.llm])
+    walk(scenario.steps)
+    walk(scenario.client)
+    return out
+
+
 def view(
     transcript: Transcript,
     profile: str,
@@ -72,6 +100,7 @@ def view(
     *,
     scripted_ids: Iterable[str] = (),
     dates: Iterable[dt.date] | None = None,
+    supplied: Iterable[str] = (),
 ) -> dict[str, Any]:
     """The normalized, snapshot-ready view of one run (see docs/transcript.md).
 
@@ -81,6 +110,8 @@ def view(
     `dates` are the calendar dates the run may have printed (peers put today's date in
     their system prompts), replaced by `<date>`; default `run_dates()`, which assumes
     the view is made right after the run (the transcript records no wall-clock time).
+    `supplied` are the strings the scenario supplied (`supplied_texts`): the ISO
+    timestamps in them stay, every other one becomes `<time>`.
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: expected one of {', '.join(PROFILES)}")
@@ -89,6 +120,7 @@ def view(
         scripted_ids,
         run_dates() if dates is None else dates,
         pids=[process.pid for process in transcript.processes],
+        supplied=supplied,
     )
     _discover(transcript, tokens)
     out = _Builder(transcript, tokens).build()

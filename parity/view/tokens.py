@@ -3,8 +3,9 @@
 `Tokens` numbers ids per kind in order of first appearance (`<session:1>`, `<message:2>`,
 any other UUID `<uuid:n>`) and scrubs values and free text of ids, the run's paths
 (`<workdir>`, `<home>`, ...), the random parts of names the agent makes in the run's
-TMPDIR (`<tmp>/dsh-spill-<tmpname:1>/...`), ISO timestamps (`<time>`) and the run's
-calendar dates (`<date>`). `parity.view.normalize.view` drives it over a transcript.
+TMPDIR (`<tmp>/dsh-spill-<tmpname:1>/...`), ISO timestamps the agent made (`<time>`;
+those the scenario supplied stay) and the run's calendar dates (`<date>`).
+`parity.view.normalize.view` drives it over a transcript.
 """
 
 from __future__ import annotations
@@ -68,8 +69,13 @@ class Tokens:
         scripted: Iterable[str] = (),
         dates: Iterable[dt.date] = (),
         pids: Iterable[int] = (),
+        supplied: Iterable[str] = (),
     ) -> None:
         self._by_kind: dict[str, dict[Any, str]] = {}
+        # A timestamp the scenario wrote (in a file, a fixture tool's result, the model's
+        # script, a prompt) is data the agent passes on, not its clock: it stays, so an
+        # agent that changes it shows the change (`supplied_texts` in normalize.py).
+        self._supplied_times = frozenset(t for text in supplied for t in ISO_TIME.findall(text))
         # Agents print their own process id in diagnostics (`(node:4781) Warning: ...`).
         # Only where text names a process: a bare number equal to a pid (`2026` in a
         # date, a count in the model's text) is data, and stays.
@@ -173,6 +179,7 @@ class Tokens:
             key in TIME_KEYS
             and isinstance(value, int | float | str)
             and not isinstance(value, bool)
+            and value not in self._supplied_times
         ):
             return TIME
         if not isinstance(value, str):
@@ -193,6 +200,9 @@ class Tokens:
         path = TMP_HEX.sub(lambda m: self.register("tmpname", m.group()), path)
         return self._tmp_pids.sub("<pid>", path) if self._tmp_pids is not None else path
 
+    def _time(self, found: re.Match[str]) -> str:
+        return found.group() if found.group() in self._supplied_times else TIME
+
     def scrub_text(self, text: str) -> str:
         """Replace long ids, machine paths and ISO timestamps inside free text."""
         for raw, token in self._long:
@@ -205,7 +215,7 @@ class Tokens:
                 text = TMP_PATH.sub(lambda m: self._tmp_name(m.group()), text)
         if not _DIGIT.search(text):
             return text  # times, pids and dates all hold a digit
-        text = ISO_TIME.sub(TIME, text)
+        text = ISO_TIME.sub(self._time, text)
         if self._pids is not None:
             text = self._pids.sub(r"\g<pre><pid>", text)
         return self._dates.sub(DATE, text) if self._dates else text
