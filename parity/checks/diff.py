@@ -20,7 +20,7 @@ from typing import Any
 
 from parity.checks.acp_schema import SchemaError, load_schema
 from parity.checks.comparable import comparable_views
-from parity.checks.diff_text import side_by_side
+from parity.checks.diff_text import again_in, facts, side_by_side
 from parity.checks.differences import ABSENT, DRIFT, Difference, find_differences
 from parity.core.printable import printable
 from parity.scenario.model import Rule
@@ -66,20 +66,24 @@ class ParityReport:
     def render(self, max_lines: int = 12, max_differences: int = 40) -> str:
         """A compact text report: scenario, each step's differences with path and values.
 
-        At most `max_differences` are shown in full (a run that went wrong early can
-        differ in thousands of places); the rest are counted by category.
+        A fact every later model request repeats (a message of the history) is shown
+        once, with the requests it recurs in (`facts`). At most `max_differences` facts
+        are shown in full (a run that went wrong early can differ in thousands of
+        places); the rest are counted by category.
         """
         head = f"{self.scenario or 'scenario'}: {self.other_name} vs {self.ref_name} (reference)"
         head += f", {self.profile} profile: "
+        grouped = facts(self.differences)
+        distinct = f" ({len(grouped)} distinct)" if len(grouped) < len(self.differences) else ""
         parts = [
-            f"{len(self.differences)} difference(s)",
+            f"{len(self.differences)} difference(s){distinct}",
             f"{len(self.suppressed)} expected (diverge)",
         ]
         if self.stale:
             parts.append(f"{len(self.stale)} stale diverge rule(s)")
         lines = [head + ", ".join(parts) + f"  (- {self.ref_name}, + {self.other_name})"]
         current: tuple[Any, ...] | None = None
-        for d in self.differences[:max_differences]:
+        for d, later in grouped[:max_differences]:
             where = (d.step, d.step_kind, d.step_label)
             if where != current:
                 current = where
@@ -88,15 +92,16 @@ class ParityReport:
                     if d.step is not None
                     else "  outside steps"
                 )
-            lines.append(f"    [{d.category}] {d.path}" + (f"  ({d.detail})" if d.detail else ""))
+            detail = f"  ({d.detail})" if d.detail else ""
+            lines.append(f"    [{d.category}] {d.path}{detail}{again_in(later)}")
             lines.extend(
                 "      " + line
                 for line in side_by_side(d.ref, d.other, self.ref_name, self.other_name, max_lines)
             )
-        rest = self.differences[max_differences:]
+        rest = grouped[max_differences:]
         if rest:
             counts: dict[str, int] = {}
-            for d in rest:
+            for d, _ in rest:
                 counts[d.category] = counts.get(d.category, 0) + 1
             summary = ", ".join(f"{n} {category}" for category, n in counts.items())
             lines.append(f"  ... and {len(rest)} more difference(s): {summary}")

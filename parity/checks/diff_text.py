@@ -1,7 +1,8 @@
 """The parity diff as text: each difference's two values side by side.
 
 Scalars on one line each, structures as a unified diff of their YAML, long strings as a
-window around their first differing character. `ParityReport.render`
+window around their first differing character; differences that are one fact repeated
+in every later model request's history grouped (`facts`). `ParityReport.render`
 (`parity.checks.diff`) lays these out per step.
 """
 
@@ -9,15 +10,56 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
+from collections.abc import Sequence
 from typing import Any
 
 import yaml
 
-from parity.checks.differences import ABSENT
+from parity.checks.differences import ABSENT, Difference
 
 LONG_TEXT = 160
 """Strings longer than this are shown as a window around their first difference."""
 TEXT_WINDOW = 80
+
+
+_MODEL_REQUEST = re.compile(r"model\[(\d+)\]")
+"""The head of a path in a model request: `model[3].body.messages[2].content`."""
+
+
+def facts(differences: Sequence[Difference]) -> list[tuple[Difference, list[int]]]:
+    """The differences as facts, in order: each model request carries the conversation
+    so far, so one message that differs in the history differs again in every later
+    request, at the same place with the same values. Such repeats join their first
+    occurrence, as the indexes of the later model requests they recur in."""
+    out: list[tuple[Difference, list[int]]] = []
+    first: dict[tuple[str, ...], int] = {}
+    for d in differences:
+        head = _MODEL_REQUEST.match(d.path)
+        if head is None:
+            out.append((d, []))
+            continue
+        key = (d.category, d.path[head.end() :], d.detail, _exact(d.ref), _exact(d.other))
+        if key in first:
+            out[first[key]][1].append(int(head.group(1)))
+        else:
+            first[key] = len(out)
+            out.append((d, []))
+    return out
+
+
+def again_in(requests: Sequence[int], shown: int = 6) -> str:
+    """`  (the same in model[4], model[5])`: where a fact recurs; "" when it does not."""
+    if not requests:
+        return ""
+    named = ", ".join(f"model[{i}]" for i in requests[:shown])
+    more = f" and {len(requests) - shown} more" if len(requests) > shown else ""
+    return f"  (the same in {named}{more})"
+
+
+def _exact(value: Any) -> str:
+    """A value as a key that tells apart what JSON tells apart (`1`, `1.0`, `true`)."""
+    return "\0absent" if value is ABSENT else json.dumps(value, sort_keys=True, default=repr)
 
 
 def side_by_side(a: Any, b: Any, ref_name: str, other_name: str, max_lines: int) -> list[str]:
