@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 KINDS: dict[str, str] = {
     "timeout": "a step got no response (or a `wait` not its updates) within its timeout",
-    "trigger": "a prompt's cancel trigger, or a held answer's trigger, never fired",
+    "trigger": "a prompt's cancel trigger, a held answer's or a step's `after`, never fired",
     "exit": "the agent exited, or closed its stdout, before the run was over",
     "stopped": "the run stopped at a step; the later steps did not run",
     "script": "a step the harness could not carry out as written (e.g. `cursor: next` "
@@ -54,6 +54,7 @@ docs/scenarios.md list the same kinds)."""
 STEP_TEXTS: tuple[tuple[str, str], ...] = (
     (r"cancel trigger ", "trigger"),
     (r"the cancel trigger ", "trigger"),
+    (r"the step's trigger ", "trigger"),
     (r"no response to ", "timeout"),
     (r".*: only \d+ of \d+ .* update\(s\) within ", "timeout"),
     (r"agent exited during ", "exit"),

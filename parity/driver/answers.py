@@ -157,9 +157,14 @@ def permission_policy(policy: Any, titles: set[str], prompt: str | None = None) 
 def permission_answer(req_id: Any, params: Any, answer: Any) -> dict[str, Any]:
     """The response to a session/request_permission, for one scenario answer:
     `allow-once` / `reject-once` select the first offered option of that kind,
-    `cancelled` cancels, `error` is a JSON-RPC -32603."""
+    `{option: ID}` selects `ID` as written, offered or not (how an agent takes an answer
+    it did not offer), `cancelled` cancels, `error` is a JSON-RPC -32603."""
     if answer == "error":
         return jsonrpc.error(req_id, -32603, "Internal error")
+    if isinstance(answer, Mapping) and isinstance(answer.get("option"), str):
+        return jsonrpc.result(
+            req_id, {"outcome": {"outcome": "selected", "optionId": answer["option"]}}
+        )
     if answer in ("allow-once", "reject-once"):
         kind = answer.replace("-", "_")
         options = params.get("options") if isinstance(params, dict) else None

@@ -26,7 +26,7 @@ from parity.driver.steps import (
     step_label,
     substitute,
 )
-from parity.driver.waits import send_raw_step, wait_step
+from parity.driver.waits import send_raw_step, step_after, wait_step
 from parity.scenario.model import Step
 
 Handler = Callable[[Run, StepRecord, dict[str, Any], int], Awaitable[None]]
@@ -80,6 +80,8 @@ async def run_step(run: Run, step: Step, since: int) -> int:
         params = substitute(step.params or {}, run.lookup) if placeholders else step.params
         if kind is None:
             raise ScriptError(f"unknown step kind {step.kind!r}")
+        if step.after is not None:
+            await step_after(run, record, step.after, since)
         await kind.run(run, record, params, since)
     except StepProblem as exc:
         record.problem = str(exc)

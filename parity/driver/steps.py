@@ -36,7 +36,13 @@ def substitute(value: Any, lookup: Callable[[str], str]) -> Any:
 
 
 def step_label(step: Step) -> str:
-    """A short human label for a step, e.g. `prompt s1 "go"`."""
+    """A short human label for a step, e.g. `prompt s1 "go"`, with its trigger when it
+    waits for one: `prompt s2 "go" (after agent_request session/request_permission)`."""
+    label = _kind_label(step)
+    return f"{label} ({after_text(step.after)})" if step.after is not None else label
+
+
+def _kind_label(step: Step) -> str:
     p = step.params if isinstance(step.params, dict) else {}
     if step.kind == "prompt":
         text = p.get("text")

@@ -3,12 +3,14 @@
 `send_raw` writes a line verbatim (negative tests: garbage, batches, a request with a bad
 shape) and waits as long as the line deserves: a request for its response, anything else
 a short grace period for an answer. `wait` waits for a number of `session/update`s of a
-kind (of one session, when named), or for a fixed time.
+kind (of one session, when named), or for a fixed time; `step_after` holds any step
+until its `after` trigger fires.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from parity.core.transcript import StepRecord
@@ -17,6 +19,7 @@ from parity.driver.connection import AgentGone, id_key
 from parity.driver.recording import ANY_SESSION
 from parity.driver.state import Run
 from parity.driver.step_errors import StepProblem
+from parity.driver.triggers import Origin, after_text, fired, progress
 
 RAW_GRACE = 0.5
 """Seconds a `send_raw` of a non-request waits for an `id: null` error answer."""
@@ -59,6 +62,25 @@ async def send_raw_step(run: Run, record: StepRecord, p: dict[str, Any], since: 
         for id_ in ids:
             if conn.pending.get(id_key(id_)) is fut:
                 del conn.pending[id_key(id_)]
+
+
+async def step_after(run: Run, record: StepRecord, after: Mapping[str, Any], since: int) -> None:
+    """Hold a step until its `after` trigger fires, counted from the step's start: the
+    frames from `since` (in a parallel branch, the block's start) of any session, and
+    the step's start time. Bounded by the response timeout: a trigger that never fires
+    is the step's problem, and the step is not sent."""
+    recording = run.recording
+    origin = Origin(since, record.t_start)
+    timeout = run.timeouts["response"]
+    try:
+        async with asyncio.timeout(timeout):
+            await fired(recording, after, origin)
+    except TimeoutError:
+        raise StepProblem(
+            f"the step's trigger `{after_text(after)}` never fired within the response "
+            f"timeout ({timeout:g} s){progress(recording, after, origin)}; "
+            f"{record.label} was not sent"
+        ) from None
 
 
 async def wait_step(run: Run, record: StepRecord, p: dict[str, Any], since: int) -> None:

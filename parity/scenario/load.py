@@ -22,6 +22,7 @@ from parity.scenario.errors import KeyPath, ScenarioError, ScenarioInvalid
 from parity.scenario.model import (
     DEFAULT_CATALOG,
     DEFAULT_TARGETS,
+    STEP_AFTER,
     ExpectedProblem,
     LlmEntry,
     Rule,
@@ -129,7 +130,7 @@ def _build(
         ]
 
     def step(raw: dict[str, Any], key_path: KeyPath) -> Step:
-        ((kind, value),) = raw.items()
+        ((kind, value),) = ((k, v) for k, v in raw.items() if k != STEP_AFTER)
         params: dict[str, Any]
         if kind == "parallel":
             params = {"steps": [step(s, (*key_path, kind, j)) for j, s in enumerate(value)]}
@@ -137,7 +138,7 @@ def _build(
             params = {"line": value}
         else:
             params = value if value is not None else {}
-        return Step(kind, params, where(key_path))
+        return Step(kind, params, where(key_path), raw.get(STEP_AFTER))
 
     return Scenario(
         name=name,

@@ -99,6 +99,12 @@ class Step:
     kind: str
     params: dict[str, Any]
     where: Where
+    after: dict[str, Any] | None = None
+    """The step's `after` trigger: it is sent only once that has fired (None: at once)."""
+
+
+STEP_AFTER = "after"
+"""The one key a step may hold beside its kind (`Step.after`)."""
 
 
 @dataclass

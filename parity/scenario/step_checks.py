@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from parity.scenario.errors import KeyPath, did_you_mean
+from parity.scenario.model import STEP_AFTER
 from parity.scenario.schema_findings import schema
 from parity.scenario.trigger_checks import (
     TriggerContext,
@@ -31,6 +32,8 @@ _SESSION_PARAM_KINDS = frozenset(
     and spec.get("properties", {}).get("session") == {"$ref": "#/$defs/sessionName"}
 )
 """Step kinds whose `session` parameter names a session defined earlier."""
+_STEP_KEYS = frozenset(schema()["$defs"]["step"]["properties"])
+"""Every key a step may hold: its kinds, and `after`."""
 
 
 @dataclass
@@ -79,13 +82,35 @@ def _check_step_at(
     step: dict[str, Any], path: KeyPath, state: _StepState, block: frozenset[str], sink: Sink
 ) -> None:
     """One step; `block` holds the names defined inside the enclosing parallel blocks."""
-    if len(step) != 1:
-        return  # the schema reports it
-    ((kind, params),) = step.items()
+    kinds = [key for key in step if key != STEP_AFTER]
+    if len(kinds) != 1:
+        # The schema reports an empty step, an unknown key and more than two keys.
+        if step and len(step) <= 2 and all(k in _STEP_KEYS for k in step):
+            _one_kind(kinds, path, sink)
+        return
+    kind, params = kinds[0], step[kinds[0]]
+    if STEP_AFTER in step:
+        check_trigger(step[STEP_AFTER], (*path, STEP_AFTER), state.triggers, sink)
     if kind == "parallel":
         _check_parallel(params, (*path, kind), state, block, sink)
     else:
         _check_one_step(kind, params, (*path, kind), state, block, sink)
+
+
+def _one_kind(kinds: list[str], path: KeyPath, sink: Sink) -> None:
+    """A step of two kinds, or an `after` alone (the schema allows two keys for `after`)."""
+    if not kinds:
+        sink.add(
+            (*path, STEP_AFTER),
+            "`after` delays a step, but there is no step beside it",
+            "write it beside the step it delays: `- prompt: {...}` then `after: {...}` under it",
+        )
+    else:
+        sink.add(
+            path,
+            f"a step has exactly one key (its kind), got {len(kinds)}: {', '.join(kinds)}",
+            "each step is `- <kind>: {params}`; indent the parameters under the kind",
+        )
 
 
 def _check_parallel(

@@ -18,7 +18,9 @@ def history(turns: int, result: str) -> dict[str, Any]:
 
 
 def run_view(result: str, last: str) -> dict[str, Any]:
-    model = [{"path": "/stream", "body": history(n, result)} for n in range(4)]
+    model: list[dict[str, Any]] = [
+        {"path": "/stream", "body": history(n, result)} for n in range(4)
+    ]
     model[3]["body"]["messages"][2]["content"] = last  # a change in this request alone
     return {"steps": [], "after": [], "model": model, "process": {"exit": []}}
 

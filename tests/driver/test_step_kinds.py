@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 
 from parity.driver.dispatch import STEP_KINDS
+from parity.scenario.model import STEP_AFTER
 
 SCHEMA = Path(__file__).resolve().parents[2] / "parity" / "schema" / "scenario.schema.json"
 
 
 def schema_step_kinds() -> list[str]:
+    """The step's properties but `after`, which a step of any kind may hold beside it."""
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    return list(schema["$defs"]["step"]["properties"])
+    return [key for key in schema["$defs"]["step"]["properties"] if key != STEP_AFTER]
 
 
 @pytest.mark.parametrize("kind", schema_step_kinds())
