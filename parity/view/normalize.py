@@ -87,7 +87,8 @@ def supplied_texts(scenario: Scenario) -> list[str]:
 
     walk(scenario.files)
     walk([tool.content for tool in scenario.tools])
-    walk([entry.params for entry in scenario.llm])
+    # A captured entry's `request` is what the agent sent in the capture, not data.
+    walk([{k: v for k, v in entry.params.items() if k != "request"} for entry in scenario.llm])
     walk(scenario.steps)
     walk(scenario.client)
     return out
