@@ -102,25 +102,18 @@ class Hooks:
         if result is None:
             result = await loop.run_checked(turn, call_id, name, args)
         response = hk.response_text(result.content)
-        contexts: list[str] = []
+        contexts: list[tuple[str, ...]] = []
         for file in self.files:
             merged = await self._point(loop, file, hk.POST, call, response)
-            contexts.extend(merged.contexts)  # in bridge order, a blocking bridge's included
+            contexts.append(merged.contexts)  # in bridge order, a blocking bridge's included
             block = hk.post_block(merged)
             if block is not None:  # a block ends the chain: later bridges do not run
                 result = ToolResult.text(block, is_error=True)
                 break
-        if contexts:
-            blocks = [{"type": "text", "text": text} for text in contexts]
-            loop.defer(
-                {
-                    "type": "user/message",
-                    "id": str(uuid.uuid4()),
-                    "turn": turn,
-                    "content": blocks,
-                    "source": "hook-context",
-                }
-            )
+        for texts in filter(None, contexts):  # one message per bridge, as rc.8 builds them
+            blocks = [{"type": "text", "text": text} for text in texts]
+            note = {"type": "user/message", "id": str(uuid.uuid4()), "turn": turn}
+            loop.defer(note | {"content": blocks, "source": "hook-context"})
         return result
 
     async def _point(

@@ -163,19 +163,23 @@ async def test_allow_spares_no_question_and_codex_ignores_ask(
 
 
 async def test_post_block_and_context(rig: Rig, server: ParityServer) -> None:
-    context = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "ctx"}}
+    def context(text: str) -> str:
+        said = {"hookEventName": "PostToolUse", "additionalContext": text}
+        return f"echo '{json.dumps({'hookSpecificOutput': said})}'"
+
     rig.hooks(
-        {"PostToolUse": [_hook(f"echo '{json.dumps(context)}'")]},
-        {"PostToolUse": [_hook("echo withheld >&2; exit 2")]},
+        {"PostToolUse": [_hook(context("ctx")), _hook(context("more"))]},
+        {"PostToolUse": [_hook(context("codex")), _hook("echo withheld >&2; exit 2")]},
     )
     await rig.turn(server)
     assert rig.tool.runs == [{}]
     assert rig.results() == [("withheld", True)]
     notes = [e for e in rig.seen if e.get("source") == "hook-context"]
-    assert [n["content"] for n in notes] == [[{"type": "text", "text": "ctx"}]]
+    # One message per bridge, the blocking bridge's context included.
+    assert [[b["text"] for b in n["content"]] for n in notes] == [["ctx", "more"], ["codex"]]
     # The context reaches the model with the step after the call.
     last = server.streams()[-1].body["messages"]
-    assert last[-1]["content"] == [{"type": "text", "text": "ctx"}]
+    assert [m["content"][0]["text"] for m in last[-2:]] == ["ctx", "codex"]
 
 
 async def test_failing_and_slow_hooks_say_nothing(rig: Rig, server: ParityServer) -> None:
