@@ -95,6 +95,7 @@ class Agent:
         self.hooks: Hooks | None = None  # command hooks (core/hook_runner.py), when configured
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[ev.UserMessage] = []  # committed in order at the next step boundary
+        self._hooked: list[ev.UserMessage] = []  # hooks' context of the running call
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
         # Turn tasks that ignored cancellation past `cancel_grace`; their late commits
@@ -204,10 +205,8 @@ class Agent:
             reason: ev.TurnEndReason = {"kind": "aborted"}
         elif (exc := inner.exception()) is not None:
             log.error("turn %d failed", turn, exc_info=exc)
-            reason = {
-                "kind": "error",
-                "error": {"message": str(exc) or type(exc).__name__, "code": "INTERNAL"},
-            }
+            why = str(exc) or type(exc).__name__
+            reason = {"kind": "error", "error": {"message": why, "code": "INTERNAL"}}
         else:
             reason = inner.result()
         self.commit(ev.turn_end(turn, reason["kind"], reason.get("error")))
@@ -333,9 +332,10 @@ class Agent:
             # As native: at the next step boundary, not between the step's results.
             note = ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder)
             self._inbox.append(note)
+        self._inbox, self._hooked = self._inbox + self._hooked, []  # rc.8: reminder, context
 
-    def defer(self, note: ev.UserMessage) -> None:  # model context for the next step
-        self._inbox.append(note)
+    def defer(self, note: ev.UserMessage) -> None:  # a hook's context, queued after the call
+        self._hooked.append(note)
 
     async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
         # Native's order: the arguments' JSON round trip, then the name, then their shape.

@@ -234,3 +234,17 @@ async def test_hooks_run_confined_like_bash(rig: Rig, server: ParityServer, tmp_
     (rig.workdir / "inside.txt").unlink(missing_ok=True)
     await rig.turn(server)
     assert not (rig.workdir / "inside.txt").exists() and len(rig.tool.runs) == 2
+
+
+async def test_the_repeat_reminder_goes_before_the_hooks_context(
+    rig: Rig, server: ParityServer
+) -> None:
+    said = {"hookEventName": "PostToolUse", "additionalContext": "ctx"}
+    rig.hooks({"PostToolUse": [_hook(f"echo '{json.dumps({'hookSpecificOutput': said})}'")]})
+    for n in range(3):
+        server.script.append([*tool_call_response("note", f"call-{n}", {}), *CALL])
+    server.script.append(text_response("done"))
+    await rig.agent.run_turn(GO, ROUTE)
+    # rc.8's repeat reminder folds its message before what later listeners (the hooks) add.
+    sources = [e.get("source") for e in rig.seen if e["type"] == "user/message"][-2:]
+    assert sources == ["repeat-reminder", "hook-context"]
