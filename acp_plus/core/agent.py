@@ -30,6 +30,7 @@ from acp_plus.core.history import (
     last_turn,
     used_tokens,
 )
+from acp_plus.core.hook_runner import Hooks
 from acp_plus.core.llm.base import ModelRequest, Router
 from acp_plus.core.repeats import RepeatTracker
 from acp_plus.core.sandbox import SandboxMode
@@ -91,8 +92,10 @@ class Agent:
         self._repeats = RepeatTracker()
         self.cancel_grace = cancel_grace
         self.gate = gate  # the approval features (core/approvals/gate.py), when configured
+        self.hooks: Hooks | None = None  # command hooks (core/hook_runner.py), when configured
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[ev.UserMessage] = []  # committed in order at the next step boundary
+        self._hooked: list[ev.UserMessage] = []  # hooks' context of the running call
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
         # Turn tasks that ignored cancellation past `cancel_grace`; their late commits
@@ -138,12 +141,8 @@ class Agent:
         """Commit `route/set` if `route` differs from the last logged one (for resume, §1.5)."""
         r = Route(*route)
         last = last_route(self.log.events())
-        if last is not None and (
-            last["provider"],
-            last["model"],
-            last["effort"],
-            last["explicitEffort"],
-        ) == (r.provider, r.model, r.effort, r.explicit_effort):
+        held = last and (last["provider"], last["model"], last["effort"], last["explicitEffort"])
+        if held == tuple(r):
             return None
         return self.commit(ev.route_set(r.provider, r.model, r.effort, r.explicit_effort))
 
@@ -206,10 +205,8 @@ class Agent:
             reason: ev.TurnEndReason = {"kind": "aborted"}
         elif (exc := inner.exception()) is not None:
             log.error("turn %d failed", turn, exc_info=exc)
-            reason = {
-                "kind": "error",
-                "error": {"message": str(exc) or type(exc).__name__, "code": "INTERNAL"},
-            }
+            why = str(exc) or type(exc).__name__
+            reason = {"kind": "error", "error": {"message": why, "code": "INTERNAL"}}
         else:
             reason = inner.result()
         self.commit(ev.turn_end(turn, reason["kind"], reason.get("error")))
@@ -277,23 +274,14 @@ class Agent:
                 session_id=self.log.id,
             )
             step = await self._stream_step(turn, request, route_ref)
-            finish = step.finish or {
-                "kind": "error",
-                "failure": {
-                    "message": "the model stream ended without a finish",
-                    "code": "EMPTY_RESPONSE",
-                },
-            }
+            empty = {"message": "the model stream ended without a finish", "code": "EMPTY_RESPONSE"}
+            finish = step.finish or {"kind": "error", "failure": empty}
             kind = finish.get("kind")
             if kind in ("error", "aborted"):
                 failure = finish.get("failure") or {}
-                return {
-                    "kind": "error",
-                    "error": {
-                        "message": str(failure.get("message", "provider failure")),
-                        "code": str(failure.get("code", "PROVIDER_ERROR")),
-                    },
-                }
+                why = str(failure.get("message", "provider failure"))
+                code = str(failure.get("code", "PROVIDER_ERROR"))
+                return {"kind": "error", "error": {"message": why, "code": code}}
             blocks = step.committed_blocks()
             if blocks or step.usage is not None:
                 message = ev.assistant_message(str(uuid.uuid4()), turn, blocks, route_ref)
@@ -344,12 +332,24 @@ class Agent:
             # As native: at the next step boundary, not between the step's results.
             note = ev.context_message(str(uuid.uuid4()), turn, "repeat-reminder", reminder)
             self._inbox.append(note)
+        self._inbox, self._hooked = self._inbox + self._hooked, []  # rc.8: reminder, context
+
+    def defer(self, note: ev.UserMessage) -> None:  # a hook's context, queued after the call
+        self._hooked.append(note)
 
     async def _tool_result(self, turn: int, call_id: str, name: str, raw: str) -> ToolResult:
         # Native's order: the arguments' JSON round trip, then the name, then their shape.
         args = parse_arguments(raw)
         if not lossless(args):
             return ToolResult.text(NOT_LOSSLESS_TEXT, is_error=True)
+        if self.hooks is not None:  # rc.8's hooks, before and after the rest (hook_runner.py)
+            return await self.hooks.around(self, turn, call_id, name, args)
+        return await self.run_checked(turn, call_id, name, args)
+
+    async def run_checked(
+        self, turn: int, call_id: str, name: str, args: Any, ask: str | None = None
+    ) -> ToolResult:
+        """A call past its arguments' round trip: `ask` (a hook's question) first."""
         tool = self.tools.get(name)
         if tool is None:
             return ToolResult.text(f'Error: unknown tool "{name}"', is_error=True)
@@ -365,7 +365,7 @@ class Agent:
         if screen.error is not None:
             return ToolResult.text(screen.error, is_error=True)
         try:
-            reason = tool.approval_reason(args, ctx) or screen.reason
+            reason = ask or tool.approval_reason(args, ctx) or screen.reason
         except Exception as exc:
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
         if reason is not None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp_plus.core.context import ContextSettings
+from acp_plus.core.hook_runner import Hooks
 from acp_plus.core.tools.procs import protect_env
 from acp_plus.live.sessions import LiveSession, RouteInfo
 from acp_plus.protocol import model_control
@@ -83,6 +85,8 @@ class Runtime:
     context: ContextSettings = field(default_factory=ContextSettings)
     """What each session adds to the model's view (system prompt, runtime context,
     workspace instructions)."""
+    hooks: Hooks | None = None
+    """The command hooks every tool call goes through (`hooks = true`), read at start."""
 
     async def catalog(self) -> list[model_control.ProviderCatalog]:
         """Provider catalogs in the shape `model_control` reads."""
@@ -166,7 +170,9 @@ async def build_runtime(config: Config) -> Runtime:
         instructions=config.workspace_context,
         home=config.home,
     )
-    return Runtime(router, tools, SessionStore(config.home), attachments, context)
+    # Read once, from the launch directory, as native 0.1.0-rc.8 reads its hooks files.
+    hooks = Hooks.load(Path.cwd(), (config.home,)) if config.hooks else None
+    return Runtime(router, tools, SessionStore(config.home), attachments, context, hooks)
 
 
 class SharedRuntime:

@@ -134,6 +134,7 @@ async def start_agent(
         sandbox=sandbox,  # type: ignore[arg-type]
         context=_with_roots(runtime.context.for_session(session.cwd, sandbox), roots),
     )
+    agent.hooks = runtime.hooks  # `hooks = true`: the launch directory's hooks files
     if roots:
         from acp_plus.features.additional_directories import responder
 

@@ -112,6 +112,9 @@ class Config:
     enable_additional_directories: bool = True
     sandbox: str = "workspace-write"
     builtin_tools: bool = True
+    hooks: bool = False
+    """Run `hooks.json` / `codex-hooks.json` of the launch directory around every tool
+    call, as native 0.1.0-rc.8 does; 0.2.1-rc.2 (the reference) mounts no hooks."""
     mcp_startup_timeout: float = 30.0
     max_frame_bytes: int = 64 * 1024 * 1024
     identity: str = DEFAULT_IDENTITY
@@ -234,6 +237,7 @@ def build(raw: dict[str, Any], home: Path) -> Config:
         enable_additional_directories=raw.get("enable_additional_directories", True),
         sandbox=raw.get("sandbox", "workspace-write"),
         builtin_tools=raw.get("builtin_tools", True),
+        hooks=raw.get("hooks", False),
         mcp_startup_timeout=float(raw.get("mcp_startup_timeout", 30.0)),
         max_frame_bytes=raw.get("max_frame_bytes", 64 * 1024 * 1024),
         identity=raw.get("identity", DEFAULT_IDENTITY),

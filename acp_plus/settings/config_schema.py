@@ -171,6 +171,13 @@ SCHEMA: dict[str, Any] = {
         },
         "sandbox": {"type": "string", "enum": list(SANDBOXES), "default": "workspace-write"},
         "builtin_tools": {"type": "boolean", "default": True},
+        "hooks": {
+            "type": "boolean",
+            "default": False,
+            "description": "Run the Claude Code `hooks.json` and Codex `codex-hooks.json` of "
+            "the launch directory around every tool call (PreToolUse, PostToolUse), as native "
+            "0.1.0-rc.8 does; off, as 0.2.1-rc.2, which mounts no hooks (docs/acp-plus.md).",
+        },
         "identity": {
             "type": "string",
             "default": DEFAULT_IDENTITY,

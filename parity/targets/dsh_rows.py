@@ -49,8 +49,21 @@ ralph, todo, and 0.2.x's `exit_plan_mode`) and the hook rows that need the bash 
 With them off, native shows the model the same tools acp-plus does in such a run: only
 the scenario's fixture tools (docs/native.md, "The model's view")."""
 
-TOOLS_OFF_CONFIG = {"toolJobs": False, "goals": False, "skills": {"enabled": False}}
-"""A checkout app row's own tool switches (job control, goals, skills), off with the rows."""
+HOOK_ROW_PREFIXES = ("@deepseek-ai/dsh-hooks-", "@deepseek-ai/dsh-bash-")
+"""The hook bridges (rc.8's `hooks.json` and `codex-hooks.json`) and the bash executor
+they run hook commands through (`ctx.shell`; the model's `bash` is another row). Where the
+composition has a hook bridge, a run without built-in tools keeps these rows on exactly
+when its launch directory (the workdir) holds a hooks file, so a scenario's `files:`
+decides, as a user's launch directory does (docs/native.md, "Hooks")."""
+
+TOOLS_OFF_CONFIG = {
+    "toolJobs": False,
+    "goals": False,
+    "skills": {"enabled": False},
+    "toolBash": False,
+}
+"""A checkout app row's own tool switches (job control, goals, skills, the model's bash),
+off with the rows: `toolBash` matters once the bash executor stays on for hooks."""
 
 PARITY_ROW_ID = "parity-stream"
 SESSION_LIST_PAGE_SIZE = 2
@@ -65,6 +78,14 @@ class DshNotFound(Exception):
 
 class JsExpr(str):
     """A `!!js` scalar of a cordis composition: kept verbatim, emitted with its tag."""
+
+
+HOOKS_PRESENT = JsExpr(
+    "!['hooks.json', 'codex-hooks.json']"
+    ".some(f => process.getBuiltinModule('node:fs').existsSync(f))"
+)
+"""`disabled` of the hook rows (`HOOK_ROW_PREFIXES`): true unless the launch directory
+holds a hooks file."""
 
 
 class _Loader(yaml.SafeLoader):
@@ -119,10 +140,14 @@ def row_patches(
     if not acp:
         raise DshNotFound(f"the DSH composition has no ACP row ({' or '.join(ACP_ROWS)})")
     off = OFF_ROW_PREFIXES if builtin_tools else OFF_ROW_PREFIXES + TOOL_ROW_PREFIXES
+    hooks = not builtin_tools and any(
+        str(r.get("name")).startswith(HOOK_ROW_PREFIXES[0]) for r in rows
+    )
     for row in rows:
         name = str(row.get("name", ""))
         if name.startswith(off) and row.get("disabled") is not True:
-            patches.append({"id": row["id"], "name": name, "disabled": True})
+            when = HOOKS_PRESENT if hooks and name.startswith(HOOK_ROW_PREFIXES) else True
+            patches.append({"id": row["id"], "name": name, "disabled": when})
     for row in acp:
         config = dict(row.get("config") or {}) | {"provider": provider, "model": model}
         if row["name"] == ACP_ROWS[1]:

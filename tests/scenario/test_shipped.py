@@ -28,6 +28,7 @@ def test_discover_finds_every_group_sorted() -> None:
         "approvals",
         "baseline",
         "captured",
+        "hooks",
         "context",
         "increments",
         "peers",

@@ -8,7 +8,9 @@ and fake `node`/`dsh` executables (tiny shell scripts) under tmp_path.
 from __future__ import annotations
 
 import json
+import shutil
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +19,7 @@ from typing import Any
 import pytest
 
 from parity.config.project import load_config
-from parity.targets import dsh
+from parity.targets import dsh, dsh_rows
 from parity.targets.dsh import Install
 from parity.targets.dsh_rows import DshNotFound, JsExpr, row_patches
 from parity.targets.launch import availability, plan
@@ -865,3 +867,49 @@ def test_off_keeps_a_target_from_running_even_with_the_wheel_installed(tmp_path:
     exe = _script(tmp_path / "tools" / "dsh", "0.2.1-rc.2")
     with pytest.raises(DshNotFound, match="PARITY_DSH=off: this target does not run here"):
         dsh.locate({"PATH": str(exe.parent), "PARITY_DSH": "off"})
+
+
+def test_without_builtin_tools_hook_rows_follow_the_launch_directory(tmp_path: Path) -> None:
+    """rc.8's hook bridges and the bash executor they run hooks through stay on when the
+    workdir holds a hooks file (a `!!js` native evaluates when it starts); the model's
+    bash stays off (`toolBash: false`). Without a hook row the executor is simply off."""
+    base: list[dict[str, Any]] = [
+        {"id": "bash", "name": "@deepseek-ai/dsh-bash-sandbox"},
+        {"id": "tool-fs", "name": "@deepseek-ai/dsh-tool-fs"},
+        {"id": "hooks-cc", "name": "@deepseek-ai/dsh-hooks-claude-code"},
+        {"id": "hooks-codex", "name": "@deepseek-ai/dsh-hooks-codex"},
+        {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {}},
+    ]
+    common: dict[str, Any] = {"provider": "p", "model": "m", "sessions": tmp_path}
+    patches = row_patches(base, builtin_tools=False, **common)
+    off = {p["id"]: p.get("disabled") for p in patches if "id" in p}
+    assert off["tool-fs"] is True
+    for row in ("bash", "hooks-cc", "hooks-codex"):
+        assert isinstance(off[row], JsExpr) and off[row] == dsh_rows.HOOKS_PRESENT
+    (app,) = [p for p in patches if p.get("id") == "app"]
+    assert app["config"]["toolBash"] is False
+    without = [row for row in base if not row["id"].startswith("hooks")]
+    bare = row_patches(without, builtin_tools=False, **common)
+    assert [p.get("disabled") for p in bare if p.get("id") == "bash"] == [True]
+    assert all(
+        "disabled" not in p for p in row_patches(base, builtin_tools=True, **common) if "id" in p
+    )
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
+@pytest.mark.parametrize("present", [None, "hooks.json", "codex-hooks.json"])
+def test_hooks_present_expression_reads_the_launch_directory(
+    tmp_path: Path, present: str | None
+) -> None:
+    if present is not None:
+        (tmp_path / present).write_text("{}", encoding="utf-8")
+    node = shutil.which("node")
+    assert node is not None
+    shown = subprocess.run(
+        [node, "-e", f"console.log({dsh_rows.HOOKS_PRESENT})"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert shown == ("true" if present is None else "false")  # `disabled`: no file, no rows

@@ -129,3 +129,12 @@ def test_schema_lists_every_config_field() -> None:
 
     names = {f.name for f in fields(Config)} - {"home"}
     assert names == set(SCHEMA["properties"])
+
+
+def test_hooks_are_an_opt_in() -> None:
+    # Native 0.2.1-rc.2 mounts no hooks: the baseline runs none (docs/acp-plus.md, "Hooks").
+    assert build({}, HOME).hooks is False
+    assert build({"hooks": True}, HOME).hooks is True
+    assert SCHEMA["properties"]["hooks"]["default"] is False
+    with pytest.raises(ConfigError, match="hooks"):
+        build({"hooks": "rc8"}, HOME)
