@@ -370,9 +370,9 @@ class Agent:
         if reason is not None:
             decision = await self._approve(turn, call_id, name, args, reason, screen.rule)
             if decision.outcome != "allowed-once":
-                worded = getattr(tool, "refusal", None)  # a tool's own (native's) wording
-                text = worded(args, decision.outcome) if worded else decision.refusal(name)
-                return ToolResult.text(decision.message or text, is_error=True)
+                worded = getattr(tool, "refusal", lambda *_: None)  # native's, per tool
+                text = decision.message or worded(args, decision.outcome)
+                return ToolResult.text(text or decision.refusal(name), is_error=True)
         try:
             return await (gate.run(tool, args, ctx) if gate else tool.run(args, ctx))
         except asyncio.CancelledError:

@@ -160,9 +160,12 @@ class _FsTool:
             return None
         return escalation_reason(mode, str(args["justification"]))
 
-    def refusal(self, args: dict[str, Any], outcome: str) -> str:
-        """The result of an escalation the client did not allow (native's texts)."""
+    def refusal(self, args: dict[str, Any], outcome: str) -> str | None:
+        """The result of an escalation the client did not allow (native's texts); None for
+        another question (a guard rule's), which the loop words as usual."""
         mode = args.get("sandbox_permissions")
+        if mode is None:
+            return None
         if outcome == "rejected":
             return (
                 f'Error: the user rejected escalating this operation to "{mode}"; it stays '

@@ -192,3 +192,14 @@ async def test_an_escalation_asks_and_runs_wider_once_allowed(
     assert result["isError"] is (text is not None)
     if text is not None:
         assert result["content"][0]["text"] == text
+
+
+def test_only_an_escalation_gets_the_escalation_refusal() -> None:
+    """Another question about a write (a guard rule's ask) keeps the loop's own refusal."""
+    write = fs_tools()[1]
+    assert write.refusal({"file_path": "a", "content": ""}, "rejected") is None  # type: ignore[attr-defined]
+    escalated = {"file_path": "a", "content": "", "sandbox_permissions": "danger-full-access"}
+    assert write.refusal(escalated, "unavailable") == (  # type: ignore[attr-defined]
+        'Error: sandbox escalation to "danger-full-access" requires approval, but no approval '
+        "channel is available"
+    )
