@@ -356,8 +356,7 @@ class Agent:
         if not isinstance(args, dict):
             if not getattr(tool, "raw_arguments", False):
                 return ToolResult.text(NOT_AN_OBJECT_TEXT, is_error=True)
-            # The catalog's tools get what the model wrote (null reads as {}, as the
-            # DSH plugin's `/tools/call` body has it: docs/parity-stream.md).
+            # Catalog tools get what the model wrote, null as {} (docs/parity-stream.md).
             args = {} if args is None else args
         ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
         gate = self.gate  # the guard comes first: a deny is never asked about
@@ -371,7 +370,9 @@ class Agent:
         if reason is not None:
             decision = await self._approve(turn, call_id, name, args, reason, screen.rule)
             if decision.outcome != "allowed-once":
-                return ToolResult.text(decision.refusal(name), is_error=True)
+                worded = getattr(tool, "refusal", lambda *_: None)  # native's, per tool
+                text = decision.message or worded(args, decision.outcome)
+                return ToolResult.text(text or decision.refusal(name), is_error=True)
         try:
             return await (gate.run(tool, args, ctx) if gate else tool.run(args, ctx))
         except asyncio.CancelledError:

@@ -30,7 +30,7 @@ def write_atomic(
     The directory is not fsynced here: call `fsync_dir` once after the write, or after a
     batch of them.
     """
-    temp, fd = _create_temp(path, mode)
+    temp, fd = create_temp(path, mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -59,7 +59,8 @@ def fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _create_temp(path: Path, mode: int) -> tuple[Path, int]:
+def create_temp(path: Path, mode: int) -> tuple[Path, int]:
+    """A new temp file beside `path` (random name, `O_EXCL`), its path and open fd."""
     # O_EXCL with a random name: never an existing file, never someone's symlink.
     for _ in range(100):
         temp = path.with_name(f".{path.name[:_NAME_ROOM]}.{secrets.token_hex(4)}.tmp")

@@ -1,13 +1,10 @@
-"""Sandbox decisions of the file tools: which effects need an escalation approval. Pure.
+"""The sandbox modes and the path judgements every layer shares. Pure.
 
-Modes follow the usual coding-agent ladder: `read-only` (reads inside the session cwd),
-`workspace-write` (also writes there), `danger-full-access` (anything). A denied effect
-is not an error by itself: it becomes an approval request whose reason starts with
-`escalate sandbox to ` and names the mode that would allow it, so the approval chain
-(and the directory pre-approval feature, §6.2) can decide.
-
-`bash` is decided elsewhere: it runs inside an OS sandbox and asks only for an escalation
-the model requests (`core/confine.py`).
+Modes follow the usual coding-agent ladder: `read-only`, `workspace-write` (writes under
+the session cwd, and the temp areas), `danger-full-access` (anything). The file tools
+apply them as native's file sandbox does (`core/tools/fs_family.py`), `bash` inside an
+OS sandbox (`core/confine.py`); both ask only for an escalation the model requests, with
+a reason starting `escalate sandbox to ` (which the directory pre-approval, §6.2, reads).
 
 One class of path is never a question: the agent's own process files under /proc (its
 environment holds the provider key) and its home (every session's log). The file tools
@@ -37,14 +34,6 @@ def is_inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def read_escalation(path: Path, mode: SandboxMode, workspace: Path) -> str | None:
-    """The escalation reason a read of resolved `path` needs, or None when allowed:
-    inside the workspace every mode reads; outside it only `danger-full-access` does."""
-    if mode == "danger-full-access" or is_inside(path, workspace.resolve(strict=False)):
-        return None
-    return f"escalate sandbox to danger-full-access: read outside the workspace: {path}"
-
-
 def agent_private(path: Path, homes: Sequence[Path], own_pids: Collection[int]) -> str | None:
     """Why resolved `path` belongs to the agent itself (never to a tool), or None.
 
@@ -61,15 +50,3 @@ def agent_private(path: Path, homes: Sequence[Path], own_pids: Collection[int]) 
         if is_inside(path, home):
             return "the agent's home (session logs and attachments)"
     return None
-
-
-def write_escalation(path: Path, mode: SandboxMode, workspace: Path) -> str | None:
-    """The escalation reason a write to resolved `path` needs, or None when allowed."""
-    if mode == "danger-full-access":
-        return None
-    inside = is_inside(path, workspace.resolve(strict=False))
-    if inside and mode == "workspace-write":
-        return None
-    if inside:
-        return f"escalate sandbox to workspace-write: write {path}"
-    return f"escalate sandbox to danger-full-access: write outside the workspace: {path}"

@@ -52,7 +52,7 @@ time.sleep(60)  # stdin is closed: an MCP server that does not leave (nor on SIG
 """
 """An MCP server acp-plus cannot close politely: its teardown must not wait for it."""
 OUTSIDE = "/etc/hostname"
-"""A file outside the workspace: reading it asks for permission (workspace-write)."""
+"""A file outside the workspace: a write there that asks for a wider sandbox asks the client."""
 
 
 def tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -64,7 +64,17 @@ STATES: dict[str, list[dict[str, Any]]] = {
     "mid-stream": [{"text": "partial answer", "deltas": 4, "then": "hang"}],
     "mid-tool": [tool_call("wait_forever", {})],
     "after-cancel": [tool_call("wait_forever", {})],
-    "pending-permission": [tool_call("read", {"file_path": OUTSIDE})],
+    "pending-permission": [
+        tool_call(
+            "write",
+            {
+                "file_path": OUTSIDE,
+                "content": "x",
+                "sandbox_permissions": "danger-full-access",
+                "justification": "the user asked",
+            },
+        )
+    ],
     "stubborn-mcp-server": [],
 }
 

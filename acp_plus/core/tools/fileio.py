@@ -20,7 +20,7 @@ import stat
 from pathlib import Path
 from typing import BinaryIO
 
-from acp_plus.core.durable import fsync_dir, write_atomic
+from acp_plus.core.durable import create_temp, fsync_dir, write_atomic
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
@@ -43,17 +43,11 @@ def open_regular(path: Path) -> BinaryIO:
         raise
 
 
-def read_regular(path: Path) -> bytes:
-    """The whole content of regular file `path`."""
-    with open_regular(path) as fh:
-        return fh.read()
-
-
-def replace_file(path: Path, data: bytes) -> None:
+def replace_file(path: Path, data: bytes, mode: int = 0o666) -> None:
     """Make `data` the content of `path` by atomic rename (see the module docstring).
 
-    A new file gets the mode a plain create would give (0666 less the umask); an
-    existing one keeps its permission bits. The directory must exist.
+    A new file gets `mode` less the umask; an existing one keeps its permission bits.
+    The directory must exist.
     """
     try:
         old: os.stat_result | None = os.stat(path)
@@ -61,8 +55,27 @@ def replace_file(path: Path, data: bytes) -> None:
         old = None
     if old is not None and not stat.S_ISREG(old.st_mode):
         raise not_regular()
-    write_atomic(path, data, like=old)
+    write_atomic(path, data, mode=mode, like=old)
     # Makes the rename itself durable; best effort (the workspace may be on a file
     # system that refuses a directory fsync).
+    with contextlib.suppress(OSError):
+        fsync_dir(path.parent)
+
+
+def publish_new(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Create `path` with `data`, never replacing a file that appeared meanwhile: the
+    content is written and fsynced under a temp name beside it, then hard-linked to
+    `path` (FileExistsError when `path` exists by then) and the temp name removed. A
+    reader sees no file or the whole file, and a concurrent creator's file is kept."""
+    temp, fd = create_temp(path, mode)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.link(temp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
     with contextlib.suppress(OSError):
         fsync_dir(path.parent)

@@ -191,13 +191,19 @@ async def test_flag_off_and_native_profile_refuse_like_native(world: WorldFactor
             assert message == "Invalid params: additionalDirectories is not supported"
 
 
+WIDER = {"sandbox_permissions": "danger-full-access", "justification": "It goes in the root."}
+"""What a model adds after the file sandbox refused a write outside the workspace (native's
+marker says to): the escalation §6.2 pre-approves inside a root."""
+
+
 def _write(call_id: str, path: str, content: str = "x") -> dict[str, Any]:
-    return {"id": call_id, "name": "write", "arguments": {"file_path": path, "content": content}}
+    arguments = {"file_path": path, "content": content, **WIDER}
+    return {"id": call_id, "name": "write", "arguments": arguments}
 
 
 async def test_only_contained_writes_skip_the_client(world: WorldFactory, tmp_path: Path) -> None:
-    """One turn: writes and an edit inside the root go through unasked; `..`, a symlink
-    out of the root, a path outside every root and a bash escalation each ask the client
+    """One turn: escalated writes and an edit inside the root go through unasked; `..`, a
+    symlink out of the root, a path outside every root and a bash escalation each ask the client
     (which rejects, so nothing is written there). A plain bash call runs unasked in the
     OS sandbox, where the root is not writable: §6.2's pre-approval is write/edit only."""
     root, outside = tmp_path / "root", tmp_path / "outside"
@@ -213,6 +219,7 @@ async def test_only_contained_writes_skip_the_client(world: WorldFactory, tmp_pa
                 "file_path": str(root / "a.txt"),
                 "old_string": "first",
                 "new_string": "edited",
+                **WIDER,
             },
         },
         _write("dotdot", f"{root}/../outside/b.txt"),

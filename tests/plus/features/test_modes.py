@@ -208,7 +208,12 @@ def _writes(outside: Path) -> list[dict[str, Any]]:
         {
             "id": "w-out",
             "name": "write",
-            "arguments": {"file_path": str(outside), "content": "out"},
+            "arguments": {
+                "file_path": str(outside),
+                "content": "out",
+                "sandbox_permissions": "danger-full-access",
+                "justification": "the user asked",
+            },
         },
         {
             "id": "sh",
@@ -233,7 +238,8 @@ async def test_plan_mode_changes_neither_sandbox_nor_approvals(
         _, status_frames = await prompt(agent, session_id, "/status")
     assert answer["result"] == {"stopReason": "end_turn"}
     # The same decisions in both modes: the write inside the workspace runs unasked, the
-    # write outside it asks the client (rejected here), and the shell command runs unasked
+    # write that asks for a wider sandbox asks the client (rejected here), and the shell
+    # command runs unasked
     # in the OS sandbox, which lets it write inside the workspace only.
     permissions = requests_of(frames, "session/request_permission")
     assert [r["params"]["toolCall"]["toolCallId"] for r in permissions] == ["w-out"]

@@ -16,14 +16,22 @@ from pathlib import Path
 
 import pytest
 
-from acp_plus.core.tools.base import ToolContext
-from acp_plus.core.tools.builtin import EditTool, WriteTool
+from acp_plus.core.tools.base import Tool, ToolContext
+from acp_plus.core.tools.fs_family import fs_tools
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 def _ctx(cwd: Path) -> ToolContext:
     return ToolContext("s", cwd, "c1", 1, "workspace-write")
+
+
+async def _tools(cwd: Path, *seen: str) -> tuple[Tool, Tool]:
+    """`write` and `edit` of a session that has read `seen` (native's policy wants it)."""
+    read, write, edit = fs_tools()
+    for path in seen:
+        assert not (await read.run({"file_path": path}, _ctx(cwd))).is_error
+    return write, edit
 
 
 def _linked(tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -40,26 +48,29 @@ def _linked(tmp_path: Path) -> tuple[Path, Path, Path]:
 async def test_write_through_a_hardlink_leaves_the_outside_file_alone(tmp_path: Path) -> None:
     ws, outside, link = _linked(tmp_path)
     before = outside.read_bytes()
-    result = await WriteTool().run({"file_path": "link.txt", "content": "new\n"}, _ctx(ws))
+    write, _ = await _tools(ws, "link.txt")
+    result = await write.run({"file_path": "link.txt", "content": "new\n"}, _ctx(ws))
     assert not result.is_error, result.content
     assert outside.read_bytes() == before
-    assert link.read_bytes() == b"\xef\xbb\xbfnew\n"  # the BOM stays, the content is as given
+    assert link.read_bytes() == b"new\n"  # the content as given
     assert os.stat(outside).st_nlink == 1
     assert os.stat(outside).st_ino != os.stat(link).st_ino
 
 
-async def test_edit_through_a_hardlink_keeps_bom_and_crlf_and_the_outside_file(
+async def test_edit_through_a_hardlink_keeps_crlf_and_the_outside_file(
     tmp_path: Path,
 ) -> None:
     ws, outside, link = _linked(tmp_path)
     before = outside.read_bytes()
-    result = await EditTool().run(
+    _, edit = await _tools(ws, "link.txt")
+    result = await edit.run(
         {"file_path": "link.txt", "old_string": "keep me\n", "new_string": "edited\nadded\n"},
         _ctx(ws),
     )
     assert not result.is_error, result.content
     assert outside.read_bytes() == before
-    assert link.read_bytes() == b"\xef\xbb\xbfedited\r\nadded\r\nline two\r\n"
+    # As native decodes it, the byte-order mark is gone; the CRLF endings stay.
+    assert link.read_bytes() == b"edited\r\nadded\r\nline two\r\n"
 
 
 @pytest.mark.parametrize("mode", [0o600, 0o640, 0o755, 0o444])
@@ -67,10 +78,11 @@ async def test_permission_bits_survive(tmp_path: Path, mode: int) -> None:
     target = tmp_path / "f.sh"
     target.write_text("echo one\n")
     target.chmod(mode)
-    wrote = await WriteTool().run({"file_path": "f.sh", "content": "echo two\n"}, _ctx(tmp_path))
+    write, edit = await _tools(tmp_path, "f.sh")
+    wrote = await write.run({"file_path": "f.sh", "content": "echo two\n"}, _ctx(tmp_path))
     assert not wrote.is_error, wrote.content
     assert stat.S_IMODE(target.stat().st_mode) == mode
-    edited = await EditTool().run(
+    edited = await edit.run(
         {"file_path": "f.sh", "old_string": "two", "new_string": "three"}, _ctx(tmp_path)
     )
     assert not edited.is_error, edited.content
@@ -79,16 +91,19 @@ async def test_permission_bits_survive(tmp_path: Path, mode: int) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.sh"]  # no temp file left
 
 
-async def test_a_new_file_gets_the_umask_mode_and_a_symlink_stays_a_symlink(
+async def test_a_new_file_is_the_owners_alone_and_a_symlink_stays_a_symlink(
     tmp_path: Path,
 ) -> None:
     umask = os.umask(0o022)
     os.umask(umask)
-    wrote = await WriteTool().run({"file_path": "d/new.txt", "content": "x"}, _ctx(tmp_path))
+    write, _ = await _tools(tmp_path)
+    wrote = await write.run({"file_path": "d/new.txt", "content": "x"}, _ctx(tmp_path))
     assert not wrote.is_error
-    assert stat.S_IMODE((tmp_path / "d" / "new.txt").stat().st_mode) == 0o666 & ~umask
+    # Native creates a file 0600 (its staging file's mode).
+    assert stat.S_IMODE((tmp_path / "d" / "new.txt").stat().st_mode) == 0o600 & ~umask
     (tmp_path / "alias.txt").symlink_to("d/new.txt")
-    await WriteTool().run({"file_path": "alias.txt", "content": "y"}, _ctx(tmp_path))
+    # The alias is the same file (its real path), which this session wrote: no read needed.
+    await write.run({"file_path": "alias.txt", "content": "y"}, _ctx(tmp_path))
     assert (tmp_path / "alias.txt").is_symlink()
     assert (tmp_path / "d" / "new.txt").read_text() == "y"
 
@@ -102,8 +117,9 @@ async def test_a_failed_write_keeps_the_old_file_and_no_temp(
     def disk_full(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
+    write, _ = await _tools(tmp_path, "f.txt")
     monkeypatch.setattr(os, "fsync", disk_full)
-    result = await WriteTool().run({"file_path": "f.txt", "content": "new\n"}, _ctx(tmp_path))
+    result = await write.run({"file_path": "f.txt", "content": "new\n"}, _ctx(tmp_path))
     assert result.is_error and "No space left on device" in result.content[0]["text"]
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]

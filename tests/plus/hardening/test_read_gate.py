@@ -1,12 +1,14 @@
-"""The file tools and the agent's own secrets: reads outside the workspace ask the client
-like writes do (below `danger-full-access`), and the agent's own process files
-(/proc/self, /proc/<its pid or a thread id>, /proc/thread-self) and its home are refused
-in every mode, without asking. Paths are decided after symlinks are resolved."""
+"""The file tools and the agent's own secrets: reads go anywhere unasked, as on native,
+but the agent's own process files (/proc/self, /proc/<its pid or a thread id>,
+/proc/thread-self) and its home are refused in every mode, without asking (a protection
+native lacks). Paths are decided after symlinks are resolved."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,10 @@ from typing import Any
 import pytest
 from plus_agent import World, WorldFactory, sdk_agent
 
-from acp_plus.core.sandbox import SandboxMode, agent_private, read_escalation
+from acp_plus.core.sandbox import SandboxMode, agent_private
 from acp_plus.core.tools.base import ToolContext
-from acp_plus.core.tools.builtin import EditTool, ReadTool, Refused, WriteTool, builtin_tools
+from acp_plus.core.tools.builtin import builtin_tools
+from acp_plus.core.tools.fs_family import fs_tools
 from acp_plus.core.tools.proctree import agent_pids
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -44,17 +47,13 @@ def layout(tmp_path: Path) -> tuple[Path, Path, Path]:
 # -- the pure decisions -------------------------------------------------------------------
 
 
-def test_reads_outside_the_workspace_need_full_access(tmp_path: Path) -> None:
-    ws = tmp_path / "ws"
-    for mode in ("read-only", "workspace-write"):
-        assert read_escalation(ws / "a", mode, ws) is None
-        assert read_escalation(ws, mode, ws) is None
-        assert read_escalation(tmp_path / "b", mode, ws) == (
-            f"escalate sandbox to danger-full-access: read outside the workspace: {tmp_path / 'b'}"
-        )
-    assert read_escalation(tmp_path / "b", "danger-full-access", ws) is None
-    # A sibling that merely shares the prefix is outside.
-    assert read_escalation(tmp_path / "ws-other" / "x", "read-only", ws) is not None
+def test_reads_are_never_a_question(tmp_path: Path) -> None:
+    """Native's file sandbox confines writes, not reads: `read` asks nobody, anywhere."""
+    read = fs_tools()[0]
+    for mode in ("read-only", "workspace-write", "danger-full-access"):
+        ctx = _ctx(tmp_path / "ws", mode)  # type: ignore[arg-type]
+        assert read.approval_reason({"file_path": str(tmp_path / "b")}, ctx) is None
+        assert read.approval_reason({"file_path": "/etc/passwd"}, ctx) is None
 
 
 def test_agent_private_paths() -> None:
@@ -89,17 +88,19 @@ async def test_own_process_files_are_refused_without_asking(tmp_path: Path, mode
     ]
     (tmp_path / "env-link").symlink_to("/proc/self/environ")
     ours.append("env-link")
+    read = fs_tools()[0]
     for given in ours:
-        with pytest.raises(Refused, match="the agent's own process"):
-            ReadTool().approval_reason({"file_path": given}, ctx)
-        result = await ReadTool().run({"file_path": given}, ctx)
-        assert result.is_error and "refused:" in result.content[0]["text"], given
+        assert read.approval_reason({"file_path": given}, ctx) is None
+        result = await read.run({"file_path": given}, ctx)
+        text = result.content[0]["text"]
+        assert result.is_error and text.startswith("Error: refused:"), given
+        assert "the agent's own process" in text
     os.close(pipe_r)
     os.close(pipe_w)
     assert os.getpid() in agent_pids() and tid in agent_pids()
-    # Another process's entries are ordinary paths outside the workspace.
-    reason = ReadTool().approval_reason({"file_path": "/proc/1/status"}, _ctx(tmp_path))
-    assert reason is not None and reason.startswith("escalate sandbox to danger-full-access")
+    # Another process's entries are ordinary files, read like any other.
+    other = await read.run({"file_path": "/proc/1/status"}, _ctx(tmp_path))
+    assert not other.is_error and "Name:" in other.content[0]["text"]
 
 
 async def test_the_agents_home_is_refused_to_every_file_tool(
@@ -108,44 +109,63 @@ async def test_the_agents_home_is_refused_to_every_file_tool(
     ws, home, _ = layout
     log = home / "sessions" / "other.jsonl"
     (ws / "home-link").symlink_to(home)
-    read, write, edit = (tool for tool in builtin_tools(home)[:3])
+    read, write, edit = builtin_tools(home)[:3]
     ctx = _ctx(ws, "danger-full-access")
+    wider = {"sandbox_permissions": "danger-full-access", "justification": "j"}
     for given in (str(log), "home-link/sessions/other.jsonl", str(home)):
-        with pytest.raises(Refused, match="the agent's home"):
-            read.approval_reason({"file_path": given}, ctx)
-        with pytest.raises(Refused):
-            write.approval_reason({"file_path": given, "content": "x"}, ctx)
-        with pytest.raises(Refused):
-            edit.approval_reason({"file_path": given, "old_string": "a", "new_string": "b"}, ctx)
-    wrote = await write.run({"file_path": str(log), "content": "forged"}, ctx)
-    assert wrote.is_error
+        calls = [
+            (read, {"file_path": given}),
+            (write, {"file_path": given, "content": "forged"}),
+            (edit, {"file_path": given, "old_string": "header", "new_string": "forged"}),
+        ]
+        for tool, args in calls:
+            # Not even an escalation the model asks for is put to the user.
+            assert tool.approval_reason({**args, **wider}, _ctx(ws)) is None
+            result = await tool.run(args, ctx)
+            assert result.is_error and "the agent's home" in result.content[0]["text"]
     assert log.read_text() == '{"type":"header"}\n'
     # The same tools without a home configured read it like any other file.
-    assert ReadTool().approval_reason({"file_path": str(log)}, ctx) is None
+    assert not (await fs_tools()[0].run({"file_path": str(log)}, ctx)).is_error
 
 
-def test_symlinks_are_followed_before_deciding(layout: tuple[Path, Path, Path]) -> None:
-    ws, _, outside = layout
-    (ws / "looks-inside.txt").symlink_to(outside)
-    (ws / "dir-link").symlink_to(outside.parent)
-    ctx = _ctx(ws)
-    for given in ("looks-inside.txt", "dir-link/outside.txt", "../outside.txt"):
-        reason = ReadTool().approval_reason({"file_path": given}, ctx)
-        assert reason == (
-            f"escalate sandbox to danger-full-access: read outside the workspace: {outside}"
-        )
-    assert ReadTool().approval_reason({"file_path": "in.txt"}, _ctx(ws, "read-only")) is None
-    assert WriteTool().approval_reason({"file_path": "looks-inside.txt", "content": ""}, ctx)
-    assert EditTool().approval_reason(
-        {"file_path": "looks-inside.txt", "old_string": "a", "new_string": "b"}, ctx
-    )
+async def test_symlinks_are_followed_before_deciding(tmp_path: Path) -> None:
+    """The file sandbox judges the real path: a link in the workspace to a place outside
+    the writable roots is outside, and `..` walks the physical parent."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="acp-plus-test-"))
+    try:
+        (outside / "f.txt").write_text("outside\n")
+        (ws / "looks-inside.txt").symlink_to(outside / "f.txt")
+        (ws / "dir-link").symlink_to(outside)
+        read, write, edit = fs_tools()
+        ctx = _ctx(ws)
+        for given in (
+            "looks-inside.txt",
+            "dir-link/f.txt",
+            "dir-link/../" + outside.name + "/f.txt",
+        ):
+            seen = await read.run({"file_path": given}, ctx)
+            assert f"<path>{outside.resolve()}/f.txt</path>" in seen.content[0]["text"]
+            for tool, args in (
+                (write, {"file_path": given, "content": "x"}),
+                (edit, {"file_path": given, "old_string": "outside", "new_string": "x"}),
+            ):
+                result = await tool.run(args, ctx)
+                assert result.content[0]["text"].startswith(
+                    "Error: [sandbox: file access denied under workspace-write mode]"
+                ), given
+        assert (outside / "f.txt").read_text() == "outside\n"
+    finally:
+        shutil.rmtree(outside)
 
 
 async def test_a_fifo_is_refused_instead_of_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
-    read = await ReadTool().run({"file_path": "pipe"}, _ctx(tmp_path))
-    assert read.is_error and "not a regular file" in read.content[0]["text"]
-    write = await WriteTool().run({"file_path": "pipe", "content": "x"}, _ctx(tmp_path))
+    read_tool, write_tool, _ = fs_tools()
+    read = await read_tool.run({"file_path": "pipe"}, _ctx(tmp_path))
+    assert read.content[0]["text"] == f'Error: cannot read "{tmp_path}/pipe": not a regular file'
+    write = await write_tool.run({"file_path": "pipe", "content": "x"}, _ctx(tmp_path))
     assert write.is_error and "not a regular file" in write.content[0]["text"]
 
 
@@ -172,11 +192,8 @@ def _results(updates: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
     return out
 
 
-@pytest.mark.parametrize(
-    ("answer", "outside_status"), [("reject-once", "failed"), ("allow-once", "completed")]
-)
-async def test_acp_plus_asks_for_outside_reads_and_refuses_its_own(
-    world: WorldFactory, tmp_path: Path, answer: str, outside_status: str
+async def test_acp_plus_reads_outside_unasked_and_refuses_its_own(
+    world: WorldFactory, tmp_path: Path
 ) -> None:
     outside = tmp_path / "outside.txt"
     outside.write_text("outside text\n")
@@ -194,22 +211,21 @@ async def test_acp_plus_asks_for_outside_reads_and_refuses_its_own(
         )
     )
     (w.workdir / "notes.txt").write_text("inside text\n")
-    async with sdk_agent(w, permission=answer) as s:
+    async with sdk_agent(w, permission="reject-once") as s:
         await s.conn.initialize(protocol_version=1)
         new = await s.conn.new_session(cwd=str(w.workdir), mcp_servers=[])
         result = await s.conn.prompt(
             session_id=new.session_id, prompt=[{"type": "text", "text": "look around"}]
         )
     assert result.stop_reason == "end_turn"
-    # Only the read outside the workspace was a question; the refusals asked nobody.
-    assert [r["toolCall"]["toolCallId"] for r in s.client.permission_requests] == ["outside"]
+    # Nothing was a question: reads go anywhere, and the refusals ask nobody.
+    assert s.client.permission_requests == []
     results = _results(s.client.updates)
     assert results["own-env"][0] == "failed"
     assert "refused: /proc/self/environ is the agent's own process" in results["own-env"][1]
     assert results["home"][0] == "failed" and "the agent's home" in results["home"][1]
-    assert results["outside"][0] == outside_status
-    assert ("outside text" in results["outside"][1]) is (answer == "allow-once")
-    assert results["inside"] == ("completed", "inside text\n")
+    assert results["outside"][0] == "completed" and "1: outside text" in results["outside"][1]
+    assert results["inside"][0] == "completed" and "1: inside text" in results["inside"][1]
     # The key was in acp-plus's environment and never reached the client or the model.
     wire = repr(s.client.updates) + repr(w.model_requests())
     assert SECRET not in wire

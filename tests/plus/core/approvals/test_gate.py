@@ -151,12 +151,15 @@ async def test_write_and_edit_are_backed_up_and_a_failed_backup_refuses(
     (agent.cwd / "big").write_text("x" * 9)
     server: ParityServer = parts["server"]
     server.script += [
+        # Native's policy: an existing file is read before it is overwritten.
+        _finish(tool_call_response("read", "c0", {"file_path": "small"})),
         _finish(tool_call_response("write", "c1", {"file_path": "small", "content": "v2"})),
         _finish(tool_call_response("write", "c2", {"file_path": "big", "content": "y"})),
         text_response("done"),
     ]
     await agent.run_turn(GO, Route("mock", "mock"))
-    results = _results(agent)
+    results = _results(agent)[1:]
+    assert (agent.cwd / "small").read_text() == "v2"
     assert results[1].startswith("Error: no backup of big could be made (")
     assert results[1].endswith("over the backup cap of 8); write was not run")
     assert (agent.cwd / "big").read_text() == "x" * 9
@@ -172,11 +175,12 @@ async def test_continue_policy_runs_unprotected_and_says_so(parts: dict[str, Any
     agent, _ = _agent(parts, builtin_tools(parts["tmp"] / "home"), settings)
     (agent.cwd / "big").write_text("xx")
     parts["server"].script += [
+        _finish(tool_call_response("read", "c0", {"file_path": "big"})),
         _finish(tool_call_response("write", "c1", {"file_path": "big", "content": "y"})),
         text_response("done"),
     ]
     await agent.run_turn(GO, Route("mock", "mock"))
-    result = next(e for e in agent.log.events() if e["type"] == "tool/result")
+    result = [e for e in agent.log.events() if e["type"] == "tool/result"][-1]
     assert "had no backup" in json.dumps(result["content"])
     assert (agent.cwd / "big").read_text() == "y"
 

@@ -22,9 +22,10 @@ from plus_agent import (
 )
 
 from acp_plus.core.sandbox import SandboxMode
-from acp_plus.core.tools.base import ToolContext
+from acp_plus.core.tools.base import Tool, ToolContext
 from acp_plus.core.tools.bash import OUTPUT_CAP, BashTool
-from acp_plus.core.tools.builtin import READ_CAP, EditTool, ReadTool, WriteTool
+from acp_plus.core.tools.fs_family import fs_tools
+from acp_plus.core.tools.fs_text import READ_MAX_BYTES
 from acp_plus.core.tools.procs import is_secret_name, protect_env, tool_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -38,73 +39,80 @@ def _text(result: object) -> str:
     return str(result.content[0]["text"])  # type: ignore[attr-defined]
 
 
-# -- 1. encodings and line endings ------------------------------------------------------
+# -- 1. encodings and line endings (native's: tools/fs-edit-matches) ----------------------
 
 
-async def test_edit_keeps_crlf_and_utf8_bom(tmp_path: Path) -> None:
+async def _seen(path: str, tmp_path: Path) -> tuple[Tool, Tool]:
+    read, write, edit = fs_tools()
+    await read.run({"file_path": path}, _ctx(tmp_path))
+    return write, edit
+
+
+async def test_edit_keeps_crlf_and_drops_a_utf8_bom(tmp_path: Path) -> None:
     f = tmp_path / "win.txt"
     f.write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nthree\r\n")
-    edited = await EditTool().run(
+    _, edit = await _seen("win.txt", tmp_path)
+    edited = await edit.run(
         {"file_path": "win.txt", "old_string": "one\ntwo\n", "new_string": "1\n2\n2b\n"},
         _ctx(tmp_path),
     )
     assert not edited.is_error, _text(edited)
-    assert f.read_bytes() == b"\xef\xbb\xbf1\r\n2\r\n2b\r\nthree\r\n"
-    # old_string given with CRLF matches too; a single-line edit touches nothing else
-    again = await EditTool().run(
+    # As native decodes it, the byte-order mark is gone; the file's CRLF stays.
+    assert f.read_bytes() == b"1\r\n2\r\n2b\r\nthree\r\n"
+    again = await edit.run(
         {"file_path": "win.txt", "old_string": "2b\r\n", "new_string": "x\n"}, _ctx(tmp_path)
     )
     assert not again.is_error
-    assert f.read_bytes() == b"\xef\xbb\xbf1\r\n2\r\nx\r\nthree\r\n"
+    assert f.read_bytes() == b"1\r\n2\r\nx\r\nthree\r\n"
 
 
-async def test_edit_keeps_lf_mixed_and_utf16(tmp_path: Path) -> None:
+async def test_edit_keeps_lf_and_refuses_utf16_as_binary(tmp_path: Path) -> None:
     lf = tmp_path / "lf.txt"
     lf.write_bytes(b"a\nb\n")
-    await EditTool().run(
-        {"file_path": "lf.txt", "old_string": "a", "new_string": "A\nA"}, _ctx(tmp_path)
-    )
+    _, edit = await _seen("lf.txt", tmp_path)
+    await edit.run({"file_path": "lf.txt", "old_string": "a", "new_string": "A\nA"}, _ctx(tmp_path))
     assert lf.read_bytes() == b"A\nA\nb\n"
     u16 = tmp_path / "u16.txt"
     u16.write_bytes("\ufeffhello\r\nworld\r\n".encode("utf-16-le"))
-    result = await EditTool().run(
-        {"file_path": "u16.txt", "old_string": "world", "new_string": "w\u00f6rld"}, _ctx(tmp_path)
-    )
-    assert not result.is_error, _text(result)
-    assert u16.read_bytes() == "\ufeffhello\r\nw\u00f6rld\r\n".encode("utf-16-le")
+    read, _, edit = fs_tools()
+    shown = await read.run({"file_path": "u16.txt"}, _ctx(tmp_path))
+    assert _text(shown) == f'Error: cannot read "{tmp_path}/u16.txt": binary file'
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes(b"caf\xe9\n")
+    shown = await read.run({"file_path": "latin1.txt"}, _ctx(tmp_path))
+    assert _text(shown) == f'Error: cannot read "{tmp_path}/latin1.txt": invalid UTF-8 text'
 
 
-async def test_write_replaces_content_as_given_but_keeps_a_bom(tmp_path: Path) -> None:
+async def test_write_replaces_content_as_given(tmp_path: Path) -> None:
     f = tmp_path / "bom.txt"
     f.write_bytes(b"\xef\xbb\xbfold\r\n")
-    wrote = await WriteTool().run({"file_path": "bom.txt", "content": "new\n"}, _ctx(tmp_path))
+    write, _ = await _seen("bom.txt", tmp_path)
+    wrote = await write.run({"file_path": "bom.txt", "content": "new\n"}, _ctx(tmp_path))
     assert not wrote.is_error
-    assert f.read_bytes() == b"\xef\xbb\xbfnew\n"  # BOM kept, line endings as given
-    assert _text(wrote) == f"wrote 7 bytes to {f}"
-    plain = tmp_path / "plain.txt"
-    plain.write_bytes(b"x\r\n")
-    await WriteTool().run({"file_path": "plain.txt", "content": "y\n"}, _ctx(tmp_path))
-    assert plain.read_bytes() == b"y\n"
+    assert f.read_bytes() == b"new\n"
+    assert (
+        _text(wrote) == f"<path>{f}</path>\n<type>file</type>\n<content>\nUpdated file\n</content>"
+    )
 
 
 # -- 2. read windows --------------------------------------------------------------------
 
 
-async def test_read_window_reaches_past_the_size_cap(tmp_path: Path) -> None:
+async def test_read_window_reaches_any_part_of_a_big_file(tmp_path: Path) -> None:
     big = tmp_path / "big.txt"
-    lines = [f"line {i:07d} " + "x" * 50 + "\n" for i in range(20_000)]
-    big.write_text("".join(lines))
-    assert big.stat().st_size > 4 * READ_CAP
-    tail = await ReadTool().run(
-        {"file_path": "big.txt", "offset": 19_990, "limit": 3}, _ctx(tmp_path)
+    lines = [f"line {i:07d} " + "x" * 50 for i in range(20_000)]
+    big.write_text("\n".join(lines) + "\n")
+    assert big.stat().st_size > 20 * READ_MAX_BYTES
+    read = fs_tools()[0]
+    tail = await read.run({"file_path": "big.txt", "offset": 19_991, "limit": 3}, _ctx(tmp_path))
+    numbered = "\n".join(f"{n}: {lines[n - 1]}" for n in range(19_991, 19_994))
+    assert f"<content>\n{numbered}\n\n(Showing lines 19991-19993 of 20000." in _text(tail)
+    rest = await read.run({"file_path": "big.txt", "offset": 19_999}, _ctx(tmp_path))
+    assert _text(rest).endswith(
+        "20000: " + lines[-1] + "\n\n(End of file - total 20000 lines)\n</content>"
     )
-    assert _text(tail) == "".join(lines[19_990:19_993])
-    rest = await ReadTool().run({"file_path": "big.txt", "offset": 19_998}, _ctx(tmp_path))
-    assert _text(rest) == "".join(lines[19_998:])
-    head = await ReadTool().run({"file_path": "big.txt"}, _ctx(tmp_path))
-    assert _text(head).endswith(f"\n[file truncated: {big.stat().st_size - READ_CAP} more bytes]")
-    wide = await ReadTool().run({"file_path": "big.txt", "offset": 10}, _ctx(tmp_path))
-    assert _text(wide).startswith(lines[10]) and "[window truncated: " in _text(wide)
+    head = await read.run({"file_path": "big.txt"}, _ctx(tmp_path))
+    assert "(Output capped. Showing lines 1-" in _text(head)
 
 
 # -- 3. bash results --------------------------------------------------------------------

@@ -1,0 +1,92 @@
+"""acp-plus's glob and grep against native 0.2.1-rc.2: the definitions and guidance the
+recorded native showed its model, and the result texts (tools/fs-search records a run)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from acp_plus.core.tools.base import ToolContext, ToolRegistry
+from acp_plus.core.tools.fs_search import (
+    FS_SEARCH_GUIDANCE,
+    GREP_MAX_MATCHES,
+    format_grep,
+    fs_search_tools,
+    workdir_relative,
+)
+
+REPO = Path(__file__).resolve().parents[4]
+NATIVE = REPO / "snapshots" / "tools" / "fs-search" / "native.yaml"
+
+
+def _native_request() -> dict[str, Any]:
+    recorded = yaml.safe_load(NATIVE.read_text(encoding="utf-8"))
+    body: dict[str, Any] = next(r["body"] for r in recorded["model"] if r["path"] == "/stream")
+    return body
+
+
+def test_definitions_and_guidance_are_natives() -> None:
+    native = {tool["name"]: tool for tool in _native_request()["tools"]}
+    for spec in ToolRegistry(fs_search_tools()).specs():
+        assert spec == native[spec["name"]]
+    paragraphs = _native_request()["system"].split("\n\n")
+    at = paragraphs.index(FS_SEARCH_GUIDANCE[0])
+    assert tuple(paragraphs[at : at + 2]) == FS_SEARCH_GUIDANCE
+
+
+def test_grep_text_groups_caps_and_previews() -> None:
+    assert format_grep([]) == "No matches found"
+    assert format_grep([("a.py", 3, "x"), ("b.py", 1, "y"), ("a.py", 9, "z")]) == (
+        "Found 3 matches\n\na.py\nLine 3: x\nLine 9: z\n\nb.py\nLine 1: y"
+    )
+    long = format_grep([("a", 1, "é" * 1500)])
+    assert long.endswith("Line 1: " + "é" * 1000 + " (line truncated)")
+    many = format_grep([("a", n, "x") for n in range(1, GREP_MAX_MATCHES + 3)])
+    assert many.startswith(f"Found {GREP_MAX_MATCHES} of {GREP_MAX_MATCHES + 2} matches\n\n")
+    assert many.endswith(
+        "\n\n(The complete result could not be saved; narrow pattern, path, or include to "
+        "see more.)"
+    )
+    assert f"Line {GREP_MAX_MATCHES}: x" in many and f"Line {GREP_MAX_MATCHES + 1}:" not in many
+
+
+def test_paths_are_shown_relative_to_the_workdir() -> None:
+    assert workdir_relative("/w/a/b", "/w") == "a/b"
+    assert workdir_relative("/w", "/w") == "."
+    assert workdir_relative("/elsewhere/x", "/w") == "/elsewhere/x"
+    assert workdir_relative("rel/x", "/w") == "rel/x"
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not on PATH")
+async def test_over_the_cap_glob_keeps_the_first_page_and_a_bad_regex_is_refused(
+    tmp_path: Path,
+) -> None:
+    for n in range(105):
+        (tmp_path / f"f{n:03d}.txt").write_text("x\n")
+    glob, grep = fs_search_tools()
+    ctx = ToolContext("s", tmp_path, "c1", 1)
+    result = await glob.run({"pattern": "*.txt"}, ctx)
+    text = result.content[0]["text"]
+    assert len(text.split("\n\n")[0].split("\n")) == 100
+    assert text.endswith(
+        "\n\n(Showing 100 of 105 paths. The complete result could not be saved; narrow "
+        "pattern or path to see more.)"
+    )
+    bad = await grep.run({"pattern": "("}, ctx)
+    assert bad.is_error
+    assert bad.content[0]["text"].startswith("Error: grep pattern rejected by ripgrep: ")
+
+
+async def test_without_ripgrep_a_search_fails_with_natives_launch_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    glob, _ = fs_search_tools()
+    result = await glob.run({"pattern": "*"}, ToolContext("s", tmp_path, "c1", 1))
+    assert result.is_error and result.content[0]["text"] == (
+        "Error: glob could not start its search command (ripgrep launch failed)"
+    )
