@@ -76,7 +76,7 @@ FAMILY_PLUGINS: Mapping[str, tuple[str, ...]] = {
         "@deepseek-ai/dsh-workflow-",
         *SUBAGENT_SERVICE,
     ),
-    "ralph": ("@deepseek-ai/dsh-tool-ralph", *SUBAGENT_SERVICE),
+    "ralph": ("@deepseek-ai/dsh-tool-ralph", "@deepseek-ai/dsh-workflow-", *SUBAGENT_SERVICE),
     "subagent": (
         *SUBAGENT_SERVICE,
         "@deepseek-ai/dsh-subagent-fork-in-process",
@@ -85,15 +85,17 @@ FAMILY_PLUGINS: Mapping[str, tuple[str, ...]] = {
         "@deepseek-ai/dsh-tool-subagent",
         "@deepseek-ai/dsh-tool-subagent-report",
     ),
-    "hooks": ("@deepseek-ai/dsh-hooks-",),
+    "hooks": ("@deepseek-ai/dsh-hooks-", "@deepseek-ai/dsh-bash-sandbox"),
 }
 """Family (`parity.scenario.families`) -> the plugin names of its rows (a name ending in
 `-` is a prefix). Found by running each native with one group of rows on at a time
 (docs/native.md, "The model's view"): `bash` needs the sandbox executor row beside the
 tool row (0.1.0-rc.8's tool lives in the app row, which mounts it only with the executor);
 `workflow` and `ralph` need the subagent service and its spawn provider, which make no
-tool of their own; 0.1.0-rc.8 has no `fs-search`, `web`, `working-directory`,
-`plan-mode` rows, 0.2.1-rc.2 no `ralph` and no hook rows."""
+tool of their own (and `ralph` the workflow engine); the hook rows need the shell of
+bash's executor row, which on 0.1.0-rc.8 mounts the app row's `bash` too (so a hooks
+scenario names `[bash, hooks]`); 0.1.0-rc.8 has no `fs-search`, `web`,
+`working-directory`, `plan-mode` rows, 0.2.1-rc.2 no `ralph` and no hook rows."""
 
 APP_FAMILY_CONFIG: Mapping[str, Mapping[str, Any]] = {
     "jobs": {"toolJobs": False},

@@ -382,7 +382,7 @@ SUBAGENT_021 = [
         ("goal", ["tool-goal"]),
         ("workflow", ["subagent", "subagent-spawn-in-process", "workflow-ptc", "tool-workflow"]),
         ("subagent", SUBAGENT_021),
-        ("hooks", []),
+        ("hooks", ["bash-sandbox"]),
     ],
 )
 def test_native_021_mounts_exactly_the_rows_of_the_named_family(
@@ -402,6 +402,27 @@ def test_native_021_mounts_exactly_the_rows_of_the_named_family(
     }
     assert tool_rows - off == set(mounted)
     assert {"fs-observation-policy", "ptc-runtime", "timeout-policy"}.isdisjoint(off)
+
+
+def test_rc8_ralph_and_hooks_mount_what_they_need(tmp_path: Path) -> None:
+    """Seen on 0.1.0-rc.8: `ralph` waits for the workflow engine, the hook rows for the
+    shell of bash's executor row; without them the process does not start."""
+    rows = [
+        {"id": "bash", "name": "@deepseek-ai/dsh-bash-sandbox"},
+        {"id": "subagent", "name": "@deepseek-ai/dsh-subagent"},
+        {"id": "spawn", "name": "@deepseek-ai/dsh-subagent-spawn-in-process"},
+        {"id": "engine", "name": "@deepseek-ai/dsh-workflow-worker-thread"},
+        {"id": "ralph", "name": "@deepseek-ai/dsh-tool-ralph"},
+        {"id": "hooks", "name": "@deepseek-ai/dsh-hooks-codex"},
+        {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {}},
+    ]
+
+    def on(families: Sequence[str]) -> set[str]:
+        patch = row_patches(rows, provider="m", model="m", sessions=tmp_path, families=families)
+        return {r["id"] for r in rows} - {p["id"] for p in patch if p.get("disabled")} - {"app"}
+
+    assert on(["ralph"]) == {"subagent", "spawn", "engine", "ralph"}
+    assert on(["hooks"]) == {"bash", "hooks"}
 
 
 def test_a_tool_row_no_family_claims_is_on_only_with_every_family(tmp_path: Path) -> None:
