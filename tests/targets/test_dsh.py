@@ -961,6 +961,20 @@ def _fake_runtime(tmp_path: Path, body: str) -> Path:
     return package.parent
 
 
+@pytest.fixture
+def _fake_runtime_forgotten() -> Iterator[None]:
+    """A fake `deepseek_harness_runtime` a test imports must not stay in `sys.modules`
+    (monkeypatch's `delitem` of a module not yet imported restores nothing): every later
+    native run in the process would launch its fake executable."""
+    ours = "deepseek_harness_runtime"
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == ours}
+    yield
+    for name in [k for k in sys.modules if k.split(".")[0] == ours]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+@pytest.mark.usefixtures("_fake_runtime_forgotten")
 def test_the_registry_wheel_beside_the_harness_is_found_without_parity_dsh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -973,6 +987,7 @@ def test_the_registry_wheel_beside_the_harness_is_found_without_parity_dsh(
     assert (install.layout, install.path, install.version) == ("installed", exe, "0.2.1-rc.2")
 
 
+@pytest.mark.usefixtures("_fake_runtime_forgotten")
 def test_a_platform_without_the_wheel_gets_its_lookup_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
