@@ -267,8 +267,7 @@ class Agent:
                 provider=route.provider,
                 model=route.model,
                 messages=build_messages(self.log.events()),
-                # Sorted by name, as native orders the tools it shows the model.
-                tools=sorted(self.tools.specs(), key=lambda spec: str(spec.get("name", ""))),
+                tools=self.tools.specs(),  # sorted by name, as native's
                 reasoning_effort=effort,
                 system=self.context.system(route.model),
                 session_id=self.log.id,

@@ -59,9 +59,11 @@ def render_persona(template: str, *, model: str, cwd: str) -> str:
     return _VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def system_prompt(identity: str, persona: str, *, model: str, cwd: str) -> str | None:
-    """Identity, then persona, blank-line separated; None when both are empty."""
-    sections = [identity, render_persona(persona, model=model, cwd=cwd)]
+def system_prompt(identity: str, persona: str, *guidance: str, model: str, cwd: str) -> str | None:
+    """Identity, persona, then the offered tool families' guidance paragraphs (in
+    native's order, `core/tools/families.py`), blank-line separated, empty sections left
+    out as native leaves them; None when all are empty."""
+    sections = [identity, render_persona(persona, model=model, cwd=cwd), *guidance]
     text = "\n\n".join(s for s in sections if s)
     return text or None
 
@@ -338,10 +340,11 @@ class ModelContext:
     instructions: Callable[[], str] | None = None
     """Renders the workspace instructions ("" for none); called at the session's first
     turn, so a file written before the first prompt counts, as in native."""
+    guidance: tuple[str, ...] = ()  # the offered built-in tool families' paragraphs
 
     def system(self, model: str) -> str | None:
         """The system prompt for a request to `model` (the persona may name it)."""
-        return system_prompt(self.identity, self.persona, model=model, cwd=self.cwd)
+        return system_prompt(self.identity, self.persona, *self.guidance, model=model, cwd=self.cwd)
 
 
 def context_due(
@@ -376,6 +379,7 @@ class ContextSettings:
     instructions: InstructionSettings = InstructionSettings()
     home: Path | None = None
     """Where the user-global `AGENTS.md` lives (acp-plus's home)."""
+    guidance: tuple[str, ...] = ()  # the offered built-in tool families' paragraphs
 
     def for_session(self, cwd: str, sandbox: str) -> ModelContext:
         """The model context of one session in `cwd` under `sandbox`."""
@@ -391,4 +395,5 @@ class ContextSettings:
             cwd=cwd,
             runtime=runtime_context(sandbox, cwd, cwd) if self.runtime_context else None,
             instructions=instructions if settings.max_bytes > 0 else None,
+            guidance=self.guidance,
         )

@@ -123,12 +123,18 @@ async def build_runtime(config: Config) -> Runtime:
     from acp_plus.core.attachments import AttachmentStore
     from acp_plus.core.llm.base import Router
     from acp_plus.core.store import SessionStore
-    from acp_plus.core.tools.builtin import builtin_tools
+    from acp_plus.core.tools.families import ToolSetup, offered, select
     from acp_plus.core.tools.fixture import fixture_tools
 
     attachments = AttachmentStore.under_home(config.home)
     providers: list[Provider] = []
-    tools: list[Tool] = list(builtin_tools(config.home)) if config.builtin_tools else []
+    own = offered(select(config.builtin_tools), ToolSetup(home=config.home))
+    if own.missing:
+        # Never silently: the model is shown none of these families' tools.
+        log.warning(
+            "built-in tool families not implemented, none offered: %s", ", ".join(own.missing)
+        )
+    tools: list[Tool] = list(own.tools)
     for spec in config.providers:
         if spec.api == "parity-stream":
             from acp_plus.core.llm.parity_stream import ParityStreamProvider
@@ -169,6 +175,7 @@ async def build_runtime(config: Config) -> Runtime:
         runtime_context=config.runtime_context,
         instructions=config.workspace_context,
         home=config.home,
+        guidance=own.guidance,
     )
     # Read once, from the launch directory, as native 0.1.0-rc.8 reads its hooks files.
     hooks = Hooks.load(Path.cwd(), (config.home,)) if config.hooks else None

@@ -19,6 +19,7 @@ from acp_plus.core.context import (
     InstructionSettings,
     persona_problem,
 )
+from acp_plus.core.tools.families import IMPLEMENTED
 from acp_plus.protocol.model_control import Effort
 from acp_plus.settings.approvals_config import build_approvals
 from acp_plus.settings.config_schema import SCHEMA, ConfigError, check
@@ -111,7 +112,8 @@ class Config:
     enable_session_load: bool = True
     enable_additional_directories: bool = True
     sandbox: str = "workspace-write"
-    builtin_tools: bool = True
+    builtin_tools: tuple[str, ...] = IMPLEMENTED
+    """The built-in tool families offered, by name (`acp_plus/core/tools/families.py`)."""
     hooks: bool = False
     """Run `hooks.json` / `codex-hooks.json` of the launch directory around every tool
     call, as native 0.1.0-rc.8 does; 0.2.1-rc.2 (the reference) mounts no hooks."""
@@ -236,7 +238,7 @@ def build(raw: dict[str, Any], home: Path) -> Config:
         enable_session_load=raw.get("enable_session_load", True),
         enable_additional_directories=raw.get("enable_additional_directories", True),
         sandbox=raw.get("sandbox", "workspace-write"),
-        builtin_tools=raw.get("builtin_tools", True),
+        builtin_tools=_families(raw.get("builtin_tools", True)),
         hooks=raw.get("hooks", False),
         mcp_startup_timeout=float(raw.get("mcp_startup_timeout", 30.0)),
         max_frame_bytes=raw.get("max_frame_bytes", 64 * 1024 * 1024),
@@ -247,6 +249,13 @@ def build(raw: dict[str, Any], home: Path) -> Config:
         providers=providers,
         approvals=build_approvals(raw.get("approvals", {})),
     )
+
+
+def _families(value: bool | list[str]) -> tuple[str, ...]:
+    """`builtin_tools` as family names: true is every family acp-plus implements."""
+    if isinstance(value, bool):
+        return IMPLEMENTED if value else ()
+    return tuple(dict.fromkeys(value))
 
 
 def _instruction_settings(table: dict[str, Any]) -> InstructionSettings:

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from acp_plus.core.context import DEFAULT_IDENTITY, DEFAULT_PERSONA
+from acp_plus.core.tools.families import FAMILY_NAMES
 from acp_plus.settings.approvals_schema import APPROVALS_SCHEMA
 
 
@@ -170,7 +171,16 @@ SCHEMA: dict[str, Any] = {
             "off, a non-empty list gets native's `additionalDirectories is not supported`.",
         },
         "sandbox": {"type": "string", "enum": list(SANDBOXES), "default": "workspace-write"},
-        "builtin_tools": {"type": "boolean", "default": True},
+        "builtin_tools": {
+            "anyOf": [
+                {"type": "boolean"},
+                {"type": "array", "items": {"type": "string", "enum": list(FAMILY_NAMES)}},
+            ],
+            "default": True,
+            "description": "The built-in tool families the model is shown (docs/acp-plus.md, "
+            "Built-in tools): true, every family acp-plus implements; false, none; or a list "
+            "of native's family names (a family acp-plus lacks offers nothing, and says so).",
+        },
         "hooks": {
             "type": "boolean",
             "default": False,
@@ -234,6 +244,8 @@ _TYPES: dict[str, tuple[type, ...]] = {
 
 
 def check(value: Any, schema: dict[str, Any], where: str) -> None:
+    if "anyOf" in schema:
+        schema = _branch(value, schema["anyOf"], where)
     kind = schema.get("type")
     if kind is not None:
         ok = isinstance(value, _TYPES[kind])
@@ -269,3 +281,15 @@ def check(value: Any, schema: dict[str, Any], where: str) -> None:
                 raise ConfigError(f"{path}: unknown key")
             elif isinstance(extra, dict):
                 check(item, extra, path)
+
+
+def _branch(value: Any, branches: list[dict[str, Any]], where: str) -> dict[str, Any]:
+    """The `anyOf` branch whose type the value has (its errors are the ones to report)."""
+    for branch in branches:
+        kinds = _TYPES[branch["type"]]
+        if isinstance(value, kinds) and not (
+            branch["type"] != "boolean" and isinstance(value, bool)
+        ):
+            return branch
+    wanted = " or ".join(str(b["type"]) for b in branches)
+    raise ConfigError(f"{where}: expected {wanted}, got {type(value).__name__}")

@@ -73,6 +73,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the other target only adds to the reference (plus,plus-full): what "
         "only it has is no finding",
     )
+    p.add_argument(
+        "--builtin-tools",
+        action="store_true",
+        help="call rounds may call the agents' own tools too (bash, read, write, edit), "
+        "in a workspace of a few files; each scenario runs with the families it calls",
+    )
 
 
 class ProgressLine:
@@ -162,6 +168,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         args.additive,
         explore_shard(args.shard, args.seed),
         args.max_runs,
+        args.builtin_tools,
     )
     with Runner(config) as runner:
         for target in targets:

@@ -21,7 +21,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +37,7 @@ from parity.engine.store import read_view_at
 from parity.fakellm.parity_stream import catalog as served_catalog
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread
+from parity.scenario.families import FAMILIES
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
@@ -79,7 +80,7 @@ def make_launcher(
     repo: Path,
     llm_base: str,
     catalog: Mapping[str, Any] | None = None,
-    builtin_tools: bool = True,
+    families: Sequence[str] = FAMILIES,
 ) -> Callable[[RunPaths], Launch]:
     """The driver's `make_launch`: render the target for the run's own directories."""
 
@@ -91,7 +92,7 @@ def make_launcher(
             workdir=paths.workdir,
             home=paths.home,
             catalog=catalog,
-            builtin_tools=builtin_tools,
+            families=families,
         )
 
     return make_launch
@@ -193,7 +194,7 @@ class Runner:
                 # What GET /catalog serves (the fixture tools too): the native plugin
                 # registers it before the served one arrives (parity/targets/dsh_rows.py).
                 served_catalog(scenario.catalog, scenario.tools),
-                builtin_tools=scenario.calls_builtin_tools,
+                families=scenario.builtin_families,
             )
             transcript: Transcript = asyncio.run(
                 run_scenario(

@@ -77,6 +77,8 @@ class Options:
     max_runs: int | None = None
     """Examples run on both targets at most, shrinking included (`--max-runs`): the
     budget's counted twin, so a seeded exploration does the same work on any machine."""
+    builtin_tools: bool = False
+    """Draw calls to the agents' own tools too (`--builtin-tools`, `builtin_side`)."""
 
 
 @dataclass
@@ -245,7 +247,12 @@ class Explorer:
             if self.options.database_dir is not None
             else None
         )
-        drawn = scenarios(self.options.targets, self._approvals, frozenset(self.ignored))
+        drawn = scenarios(
+            self.options.targets,
+            self._approvals,
+            frozenset(self.ignored),
+            builtin=self.options.builtin_tools,
+        )
         test = given(drawn)(self._example)
         if seed is not None:
             # `@seed` turns the database off (a seeded run is meant to reproduce); the

@@ -18,6 +18,7 @@ from typing import Any
 from yaml.nodes import Node
 
 from parity.scenario.errors import RULE_REASON_HINT, KeyPath, ScenarioError, did_you_mean
+from parity.scenario.families import ALL, TOOL_FAMILY
 from parity.scenario.pins import OTHERS, side_problem
 from parity.scenario.selectors import parse_selector
 from parity.scenario.step_checks import check_steps
@@ -44,6 +45,7 @@ def cross_findings(
     _check_expect_problems(data, default_targets, sink)
     _check_tools(data, sink)
     _check_llm(data, sink)
+    _check_families(data, sink)
     _check_captured(data, default_targets, sink)
     _check_files(data, sink)
     check_steps(data, sink)
@@ -240,6 +242,25 @@ def _check_llm(data: dict[str, Any], sink: Sink) -> None:
         for j, call in mappings(entry.get("tool_calls")):
             _check_tool_call(call, (*here, "tool_calls", j), declared, call_ids, sink)
         _check_entry_prompt(entry, here, prompts, sink)
+
+
+def _check_families(data: dict[str, Any], sink: Sink) -> None:
+    """A built-in call whose family the scenario's `builtin_tools` leaves off reaches an
+    agent that does not offer the tool: legal (it tests that answer), but worth a word."""
+    chosen = data.get("builtin_tools")
+    if not isinstance(chosen, list) or ALL in chosen:
+        return
+    for i, entry in mappings(data.get("llm")):
+        for j, call in mappings(entry.get("tool_calls")):
+            family = TOOL_FAMILY.get(str(call.get("name")))
+            if call.get("builtin") is True and family is not None and family not in chosen:
+                sink.add(
+                    ("llm", i, "tool_calls", j, "name"),
+                    f"{call['name']!r} belongs to family {family!r}, which `builtin_tools` "
+                    "leaves off",
+                    f"add {family!r} to `builtin_tools`, unless the call tests an unknown tool",
+                    "warning",
+                )
 
 
 def _check_entry_prompt(

@@ -161,6 +161,7 @@ def _build(
         ],
         catalog=copy.deepcopy(data.get("catalog", DEFAULT_CATALOG)),
         tools=[_tool(t) for t in data.get("tools", [])],
+        builtin_tools=_families(data["builtin_tools"]) if "builtin_tools" in data else None,
         files=dict(data.get("files", {})),
         expect_files=list(data.get("expect_files", [])),
         llm=[LlmEntry(e, where(("llm", i))) for i, e in enumerate(data.get("llm", []))],
@@ -169,6 +170,10 @@ def _build(
         timeouts={k: float(v) for k, v in data.get("timeouts", {}).items()},
         warnings=[w for w in warnings if w.severity == "warning"],
     )
+
+
+def _families(raw: str | list[str]) -> tuple[str, ...]:
+    return (raw,) if isinstance(raw, str) else tuple(raw)
 
 
 def _tool(raw: dict[str, Any]) -> Tool:

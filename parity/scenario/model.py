@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from parity.scenario.errors import ScenarioError
+from parity.scenario.families import FAMILIES, families_of, ordered
 
 Profile = Literal["exact", "semantic", "none"]
 
@@ -171,6 +172,8 @@ class Scenario:
     """Run problems that are expected (and must occur) on the targets they name."""
     catalog: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CATALOG))
     tools: list[Tool] = field(default_factory=list)
+    builtin_tools: tuple[str, ...] | None = None
+    """The `builtin_tools` key as written (`all` is `("all",)`); None when absent."""
     files: dict[str, str] = field(default_factory=dict)
     expect_files: list[str] = field(default_factory=list)
     """Workdir files whose content after the run is part of every target's view."""
@@ -182,6 +185,25 @@ class Scenario:
     """startup, response, run (seconds); defaults applied by the driver."""
     warnings: list[ScenarioError] = field(default_factory=list)
     """Findings that do not make the file invalid (see docs/scenarios.md)."""
+
+    @property
+    def builtin_families(self) -> tuple[str, ...]:
+        """The built-in tool families every target runs with, in native's order
+        (`parity.scenario.families`): the `builtin_tools` key, else what a captured
+        scenario's capture offered (all or none), else the families of the built-in
+        tools the script calls (none when it calls none)."""
+        if self.builtin_tools is not None:
+            return ordered(self.builtin_tools)
+        if self.captured is not None and "builtin_tools" in self.captured:
+            return FAMILIES if self.captured["builtin_tools"] else ()
+        return families_of(
+            call["name"]
+            for entry in self.llm
+            for call in entry.params.get("tool_calls") or []
+            if isinstance(call, dict)
+            and call.get("builtin") is True
+            and isinstance(call.get("name"), str)
+        )
 
     @property
     def calls_builtin_tools(self) -> bool:

@@ -29,7 +29,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -37,6 +37,7 @@ from typing import Any, Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from parity.scenario.families import FAMILIES
 from parity.targets.dsh_rows import (
     PLUGIN,
     DshNotFound,
@@ -336,11 +337,11 @@ def launch(
     home: Path,
     catalog: Mapping[str, Any],
     env: Mapping[str, str],
-    builtin_tools: bool = True,
+    families: Collection[str] = FAMILIES,
 ) -> DshLaunch:
     """The launch of one native run (reads the shipped composition: a checkout's file,
-    or what an installed dsh's `acp` profile prints).
-    `builtin_tools` False shows the model only the scenario's fixture tools."""
+    or what an installed dsh's `acp` profile prints). Only the rows of the built-in tool
+    `families` make tools; none shows the model only the scenario's fixture tools."""
     provider, model = route(catalog)
     sessions = home / SESSIONS_DIR
     run_env = {
@@ -364,7 +365,7 @@ def launch(
             model=model,
             sessions=sessions,
             plugin=PLUGIN,
-            builtin_tools=builtin_tools,
+            families=families,
             catalog=catalog,
         )
         text = dump_composition(patch)
@@ -381,7 +382,7 @@ def launch(
             model=model,
             sessions=sessions,
             plugin=PLUGIN,
-            builtin_tools=builtin_tools,
+            families=families,
             catalog=catalog,
         )
     except DshNotFound as exc:

@@ -9,18 +9,21 @@ as `JsExpr`). Both layouts of the launch kit (`parity.targets.dsh`) use the same
   one with the edits as the include's patches (`checkout_composition`).
 
 The edits are chosen by plugin name, never by row id, so they follow a DSH version that
-renames or regroups its rows: the real model and compaction rows off, the tool rows off
-when the scenario calls no built-in tool, the bridge on the scenario's route, session
-persistence uncompressed in the run's home, and our parity-stream plugin inserted.
+renames or regroups its rows: the real model and compaction rows off, of the rows that
+make built-in tools only those of the scenario's families on, the bridge on the
+scenario's route, session persistence uncompressed in the run's home, and our
+parity-stream plugin inserted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from parity.scenario.families import FAMILIES
 
 ACP_ROWS = ("@deepseek-ai/dsh-acp-demo", "@deepseek-ai/dsh-acp")
 """Plugin names of the row that mounts the ACP bridge: the app row of a checkout's
@@ -43,11 +46,11 @@ TOOL_ROW_PREFIXES = (
     "@deepseek-ai/dsh-hooks-",
     "@deepseek-ai/dsh-plan-mode",
 )
-"""Rows disabled when a scenario calls no built-in tool: every model-facing tool of the
-shipped composition (bash, the fs tools, jobs, goals, skills, web, subagents, workflow,
-ralph, todo, and 0.2.x's `exit_plan_mode`) and the hook rows that need the bash shell.
-With them off, native shows the model the same tools acp-plus does in such a run: only
-the scenario's fixture tools (docs/native.md, "The model's view")."""
+"""The rows that make built-in tools: every model-facing tool of the shipped composition
+(bash, the fs tools, jobs, goals, skills, web, subagents, workflow, ralph, todo, and
+0.2.x's `exit_plan_mode`) and the hook rows that run around them. Each run mounts only
+those of the scenario's families (`FAMILY_PLUGINS`); one that no family claims is
+mounted only when every family is on. `INFRASTRUCTURE_ROWS` are not tool rows."""
 
 HOOK_ROW_PREFIXES = ("@deepseek-ai/dsh-hooks-", "@deepseek-ai/dsh-bash-")
 """The hook bridges (rc.8's `hooks.json` and `codex-hooks.json`) and the bash executor
@@ -56,14 +59,60 @@ composition has a hook bridge, a run without built-in tools keeps these rows on 
 when its launch directory (the workdir) holds a hooks file, so a scenario's `files:`
 decides, as a user's launch directory does (docs/native.md, "Hooks")."""
 
-TOOLS_OFF_CONFIG = {
-    "toolJobs": False,
-    "goals": False,
-    "skills": {"enabled": False},
-    "toolBash": False,
+INFRASTRUCTURE_ROWS = ("@deepseek-ai/dsh-tool-call-timeout-policy",)
+"""Rows whose plugin name looks like a tool row but that make no tool: the timeout
+wrapper of tools that declare a budget (a fixture tool declares none). As shipped."""
+
+SUBAGENT_SERVICE = ("@deepseek-ai/dsh-subagent", "@deepseek-ai/dsh-subagent-spawn-in-process")
+"""The subagent service and its spawn provider: no tool of their own, but `workflow` and
+`ralph` do not start without them."""
+
+FAMILY_PLUGINS: Mapping[str, tuple[str, ...]] = {
+    "bash": ("@deepseek-ai/dsh-tool-bash", "@deepseek-ai/dsh-tool-pwsh", "@deepseek-ai/dsh-bash-"),
+    "fs": ("@deepseek-ai/dsh-tool-fs",),
+    "fs-search": ("@deepseek-ai/dsh-tool-fs-search",),
+    "jobs": ("@deepseek-ai/dsh-tool-jobs",),
+    "todo": ("@deepseek-ai/dsh-tool-todo",),
+    "working-directory": ("@deepseek-ai/dsh-tool-working-directory",),
+    "plan-mode": ("@deepseek-ai/dsh-plan-mode",),
+    "skill": ("@deepseek-ai/dsh-tool-skill",),
+    "web": ("@deepseek-ai/dsh-tool-web",),
+    "goal": ("@deepseek-ai/dsh-tool-goal",),
+    "workflow": (
+        "@deepseek-ai/dsh-tool-workflow",
+        "@deepseek-ai/dsh-workflow-",
+        *SUBAGENT_SERVICE,
+    ),
+    "ralph": ("@deepseek-ai/dsh-tool-ralph", "@deepseek-ai/dsh-workflow-", *SUBAGENT_SERVICE),
+    "subagent": (
+        *SUBAGENT_SERVICE,
+        "@deepseek-ai/dsh-subagent-fork-in-process",
+        "@deepseek-ai/dsh-tool-subagent-control",
+        "@deepseek-ai/dsh-tool-subagent-control/list-agents",
+        "@deepseek-ai/dsh-tool-subagent",
+        "@deepseek-ai/dsh-tool-subagent-report",
+    ),
+    "hooks": ("@deepseek-ai/dsh-hooks-", "@deepseek-ai/dsh-bash-sandbox"),
 }
-"""A checkout app row's own tool switches (job control, goals, skills, the model's bash),
-off with the rows: `toolBash` matters once the bash executor stays on for hooks."""
+"""Family (`parity.scenario.families`) -> the plugin names of its rows (a name ending in
+`-` is a prefix). Found by running each native with one group of rows on at a time
+(docs/native.md, "The model's view"): `bash` needs the sandbox executor row beside the
+tool row (0.1.0-rc.8's tool lives in the app row, which mounts it only with the executor);
+`workflow` and `ralph` need the subagent service and its spawn provider, which make no
+tool of their own (and `ralph` the workflow engine); the hook rows need the shell of
+bash's executor row, which on 0.1.0-rc.8 mounts the app row's `bash` too (so a hooks
+scenario names `[bash, hooks]`); 0.1.0-rc.8 has no `fs-search`, `web`,
+`working-directory`, `plan-mode` rows, 0.2.1-rc.2 no `ralph` and no hook rows."""
+
+APP_FAMILY_CONFIG: Mapping[str, Mapping[str, Any]] = {
+    "bash": {"toolBash": False},
+    "jobs": {"toolJobs": False},
+    "goal": {"goals": False},
+    "skill": {"skills": {"enabled": False}},
+}
+"""A checkout app row's own tool switches (0.1.0-rc.8: job control, goals, skills are
+config of the app row, not rows), set off when their family is off. `toolBash` matters
+when the bash executor stays on for hooks (`HOOK_ROW_PREFIXES`) without the bash family."""
 
 PARITY_ROW_ID = "parity-stream"
 SESSION_LIST_PAGE_SIZE = 2
@@ -117,6 +166,29 @@ def dump_composition(rows: Any) -> str:
     return yaml.dump(rows, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
 
 
+def row_families(name: str) -> tuple[str, ...]:
+    """The families whose rows include plugin `name` (several share the subagent service)."""
+    return tuple(
+        family
+        for family, plugins in FAMILY_PLUGINS.items()
+        if any(name == p or (p.endswith("-") and name.startswith(p)) for p in plugins)
+    )
+
+
+def off_row(name: str, families: Collection[str]) -> bool:
+    """Whether a run with these built-in tool families switches plugin `name`'s row off:
+    the real model and compaction rows always; a tool row unless one of its families is
+    on (a tool row no family claims: unless every family is on)."""
+    if name.startswith(OFF_ROW_PREFIXES):
+        return True
+    if name in INFRASTRUCTURE_ROWS:
+        return False
+    owners = row_families(name)
+    if owners:
+        return not any(family in families for family in owners)
+    return name.startswith(TOOL_ROW_PREFIXES) and not set(FAMILIES) <= set(families)
+
+
 def row_patches(
     base_rows: Sequence[Mapping[str, Any]],
     *,
@@ -124,10 +196,13 @@ def row_patches(
     model: str,
     sessions: Path,
     plugin: Path = PLUGIN,
-    builtin_tools: bool = True,
+    families: Collection[str] = FAMILIES,
     catalog: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The patch list that turns DSH's shipped composition into one run's (see module).
+
+    `families` are the built-in tool families the run mounts: their rows stay as shipped,
+    every other tool row is switched off (`off_rows`).
 
     A config patch replaces a row's whole config, so each edited row's shipped config is
     restated with only the route and persistence keys changed (persona and workspace
@@ -139,13 +214,14 @@ def row_patches(
     acp = [row for row in rows if row.get("name") in ACP_ROWS]
     if not acp:
         raise DshNotFound(f"the DSH composition has no ACP row ({' or '.join(ACP_ROWS)})")
-    off = OFF_ROW_PREFIXES if builtin_tools else OFF_ROW_PREFIXES + TOOL_ROW_PREFIXES
-    hooks = not builtin_tools and any(
+    # Without the hooks family, rc.8's hook bridges and their executor still run exactly
+    # when the launch directory holds a hooks file, as a user's would (`HOOKS_PRESENT`).
+    hooks = "hooks" not in families and any(
         str(r.get("name")).startswith(HOOK_ROW_PREFIXES[0]) for r in rows
     )
     for row in rows:
         name = str(row.get("name", ""))
-        if name.startswith(off) and row.get("disabled") is not True:
+        if off_row(name, families) and row.get("disabled") is not True:
             when = HOOKS_PRESENT if hooks and name.startswith(HOOK_ROW_PREFIXES) else True
             patches.append({"id": row["id"], "name": name, "disabled": when})
     for row in acp:
@@ -156,8 +232,9 @@ def row_patches(
             config["sessionListPageSize"] = SESSION_LIST_PAGE_SIZE
         if row["name"] == ACP_ROWS[0]:
             config |= {"persistenceRoot": str(sessions), "persistenceCompression": "none"}
-            if not builtin_tools:
-                config |= TOOLS_OFF_CONFIG
+            for family, switch in APP_FAMILY_CONFIG.items():
+                if family not in families:
+                    config |= switch
         patches.append({"id": row["id"], "name": row["name"], "config": config})
     for row in rows:
         if row.get("name") == PERSISTENCE_ROW:
@@ -180,7 +257,7 @@ def checkout_composition(
     model: str,
     sessions: Path,
     plugin: Path = PLUGIN,
-    builtin_tools: bool = True,
+    families: Collection[str] = FAMILIES,
     catalog: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The composition one checkout run boots: the shipped one at `base_path` included,
@@ -191,7 +268,7 @@ def checkout_composition(
         model=model,
         sessions=sessions,
         plugin=plugin,
-        builtin_tools=builtin_tools,
+        families=families,
         catalog=catalog,
     )
     return [

@@ -8,6 +8,7 @@ file system) and `run_setup` (runs a command).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -18,12 +19,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from parity.scenario.families import FAMILIES
 from parity.scenario.model import DEFAULT_CATALOG
 from parity.targets import dsh, native_cache
 from parity.targets.dsh_rows import DshNotFound
 from parity.targets.spec import FixtureTools, TargetSpec
 
-PLACEHOLDERS = ("python", "repo", "peers", "llm_base", "workdir", "home", "builtin_tools")
+PLACEHOLDERS = (
+    "python",
+    "repo",
+    "peers",
+    "llm_base",
+    "workdir",
+    "home",
+    "builtin_tools",
+    "builtin_families",
+)
 """Names replaced in templates; any other `{...}` is literal (JSON/TOML need no escaping)."""
 
 _PLACEHOLDER = re.compile(r"\{(" + "|".join(PLACEHOLDERS) + r")\}")
@@ -80,13 +91,14 @@ def plan(
     workdir: Path,
     home: Path,
     catalog: Mapping[str, Any] | None = None,
-    builtin_tools: bool = True,
+    families: Sequence[str] = FAMILIES,
 ) -> Launch:
     """Render `spec` for one run.
 
-    `builtin_tools` says whether the scenario calls an agent's own tools; a DSH-family
-    target shows the model only the fixture tools when it does not (the
-    `{builtin_tools}` placeholder, `true`/`false`; native's composition).
+    `families` are the scenario's built-in tool families (`parity.scenario.families`):
+    a DSH-family target offers the model exactly those of its own tools, besides the
+    fixture tools (the `{builtin_families}` placeholder, a JSON array of the names;
+    `{builtin_tools}`, `true` when there is any; native's composition).
 
     `env` holds only the target's own variables: the driver builds the rest of the
     agent's environment (allow-listed inherited variables, private HOME, XDG dirs and TMPDIR).
@@ -96,7 +108,8 @@ def plan(
         "llm_base": llm_base.rstrip("/"),
         "workdir": str(workdir),
         "home": str(home),
-        "builtin_tools": "true" if builtin_tools else "false",
+        "builtin_tools": "true" if families else "false",
+        "builtin_families": json.dumps(list(families)),
     }
     env = {k: render(v, values) for k, v in spec.env.items()}
     if spec.launcher == "dsh":
@@ -107,7 +120,7 @@ def plan(
             home=home,
             catalog=DEFAULT_CATALOG if catalog is None else catalog,
             env=env,
-            builtin_tools=builtin_tools,
+            families=families,
         )
         # What Node and tsx compile is kept across runs (`parity.targets.native_cache`).
         cache_env, links = native_cache.launch_parts(native_cache.compile_cache(os.environ))

@@ -12,13 +12,14 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from parity.config.project import load_config
+from parity.scenario.families import FAMILIES
 from parity.targets import dsh, dsh_rows
 from parity.targets.dsh import Install
 from parity.targets.dsh_rows import DshNotFound, JsExpr, row_patches
@@ -259,33 +260,10 @@ def test_checkout_composition_disables_model_and_compaction_rows(tmp_path: Path)
 
 
 def test_without_builtin_tools_every_tool_row_is_off(tmp_path: Path) -> None:
-    """A scenario that calls no built-in tool: native's model sees only the fixture tools
-    (docs/native.md, "The model's view"), so its tool rows and the app's own tool
-    switches are off; with built-in tools the composition keeps them as shipped."""
-    base = [
-        {"id": "bash", "name": "@deepseek-ai/dsh-bash-sandbox"},
-        {"id": "tool-fs", "name": "@deepseek-ai/dsh-tool-fs"},
-        {"id": "tool-subagent", "name": "@deepseek-ai/dsh-tool-subagent"},
-        {"id": "subagent", "name": "@deepseek-ai/dsh-subagent"},
-        {"id": "workflow", "name": "@deepseek-ai/dsh-workflow-worker-thread"},
-        {"id": "hooks", "name": "@deepseek-ai/dsh-hooks-codex"},
-        {"id": "sandbox", "name": "@deepseek-ai/dsh-sandbox-local"},
-        {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {"persona": "p"}},
-    ]
-
-    def compose(builtin_tools: bool) -> list[dict[str, Any]]:
-        return _patches(
-            dsh.checkout_composition(
-                base,
-                tmp_path / "c.yml",
-                provider="p",
-                model="m",
-                sessions=tmp_path / "s",
-                builtin_tools=builtin_tools,
-            )
-        )
-
-    off = compose(False)
+    """A scenario without built-in tool families: native's model sees only the fixture
+    tools (docs/native.md, "The model's view"), so its tool rows and the app's own tool
+    switches are off; with every family the composition keeps them as shipped."""
+    off = _checkout_patches(tmp_path, ())
     assert sorted(p["id"] for p in off if p.get("disabled")) == [
         "bash",
         "hooks",
@@ -298,10 +276,170 @@ def test_without_builtin_tools_every_tool_row_is_off(tmp_path: Path) -> None:
     assert app["config"]["toolJobs"] is False and app["config"]["goals"] is False
     assert app["config"]["skills"] == {"enabled": False}
     assert app["config"]["persona"] == "p"
-    on = compose(True)
+    on = _checkout_patches(tmp_path, FAMILIES)
     assert [p for p in on if p.get("disabled")] == []
-    (app,) = [p for p in on if p.get("id") == "app"]
-    assert not {"toolJobs", "goals", "skills"} & set(app["config"])
+    assert set(next(p for p in on if p.get("id") == "app")["config"]) == {
+        "persona",
+        "provider",
+        "model",
+        "persistenceRoot",
+        "persistenceCompression",
+    }
+
+
+CHECKOUT_ROWS = [
+    {"id": "bash", "name": "@deepseek-ai/dsh-bash-sandbox"},
+    {"id": "tool-fs", "name": "@deepseek-ai/dsh-tool-fs"},
+    {"id": "tool-subagent", "name": "@deepseek-ai/dsh-tool-subagent"},
+    {"id": "subagent", "name": "@deepseek-ai/dsh-subagent"},
+    {"id": "workflow", "name": "@deepseek-ai/dsh-workflow-worker-thread"},
+    {"id": "hooks", "name": "@deepseek-ai/dsh-hooks-codex"},
+    {"id": "sandbox", "name": "@deepseek-ai/dsh-sandbox-local"},
+    {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {"persona": "p"}},
+]
+"""0.1.0-rc.8's kinds of rows: tool rows, the subagent service, hooks, infrastructure."""
+
+
+def _checkout_patches(tmp_path: Path, families: Sequence[str]) -> list[dict[str, Any]]:
+    return _patches(
+        dsh.checkout_composition(
+            CHECKOUT_ROWS,
+            tmp_path / "c.yml",
+            provider="p",
+            model="m",
+            sessions=tmp_path / "s",
+            families=families,
+        )
+    )
+
+
+def test_a_checkout_mounts_the_rows_and_app_switches_of_its_families(tmp_path: Path) -> None:
+    """rc.8's jobs, goals and skills are switches of the app row; `workflow` needs the
+    subagent service row, which makes no tool itself."""
+    patches = _checkout_patches(tmp_path, ("jobs", "workflow"))
+    assert sorted(p["id"] for p in patches if p.get("disabled")) == [
+        "bash",
+        "hooks",
+        "tool-fs",
+        "tool-subagent",
+    ]
+    (app,) = [p for p in patches if p.get("id") == "app"]
+    assert "toolJobs" not in app["config"]
+    assert app["config"]["goals"] is False and app["config"]["skills"] == {"enabled": False}
+
+
+PROFILE_021 = [
+    ("tool-working-directory", "@deepseek-ai/dsh-tool-working-directory"),
+    ("bash-sandbox", "@deepseek-ai/dsh-bash-sandbox"),
+    ("tool-bash", "@deepseek-ai/dsh-tool-bash"),
+    ("tool-pwsh", "@deepseek-ai/dsh-tool-pwsh"),
+    ("tool-jobs", "@deepseek-ai/dsh-tool-jobs"),
+    ("fs-observation-policy", "@deepseek-ai/dsh-fs-observation-policy"),
+    ("tool-fs", "@deepseek-ai/dsh-tool-fs"),
+    ("tool-fs-search", "@deepseek-ai/dsh-tool-fs-search"),
+    ("tool-skill", "@deepseek-ai/dsh-tool-skill"),
+    ("plan-mode", "@deepseek-ai/dsh-plan-mode"),
+    ("subagent", "@deepseek-ai/dsh-subagent"),
+    ("subagent-spawn-in-process", "@deepseek-ai/dsh-subagent-spawn-in-process"),
+    ("subagent-fork-in-process", "@deepseek-ai/dsh-subagent-fork-in-process"),
+    ("tool-subagent-control", "@deepseek-ai/dsh-tool-subagent-control"),
+    ("tool-subagent-list-agents", "@deepseek-ai/dsh-tool-subagent-control/list-agents"),
+    ("tool-subagent", "@deepseek-ai/dsh-tool-subagent"),
+    ("tool-subagent-fork", "@deepseek-ai/dsh-tool-subagent"),
+    ("ptc-runtime", "@deepseek-ai/dsh-ptc-runtime-node"),
+    ("workflow-ptc", "@deepseek-ai/dsh-workflow-ptc"),
+    ("tool-workflow", "@deepseek-ai/dsh-tool-workflow"),
+    ("timeout-policy", "@deepseek-ai/dsh-tool-call-timeout-policy"),
+    ("tool-todo", "@deepseek-ai/dsh-tool-todo"),
+    ("tool-goal", "@deepseek-ai/dsh-tool-goal"),
+    ("tool-web", "@deepseek-ai/dsh-tool-web"),
+    ("acp", "@deepseek-ai/dsh-acp"),
+]
+"""The rows of 0.2.1-rc.2's `acp` profile that make or serve built-in tools (its
+`--dump-config`, ids and plugin names as printed), plus its bridge."""
+
+SUBAGENT_021 = [
+    "subagent",
+    "subagent-spawn-in-process",
+    "subagent-fork-in-process",
+    "tool-subagent-control",
+    "tool-subagent-list-agents",
+    "tool-subagent",
+    "tool-subagent-fork",
+]
+
+
+@pytest.mark.parametrize(
+    ("family", "mounted"),
+    [
+        ("bash", ["bash-sandbox", "tool-bash", "tool-pwsh"]),
+        ("fs", ["tool-fs"]),
+        ("fs-search", ["tool-fs-search"]),
+        ("jobs", ["tool-jobs"]),
+        ("todo", ["tool-todo"]),
+        ("working-directory", ["tool-working-directory"]),
+        ("plan-mode", ["plan-mode"]),
+        ("skill", ["tool-skill"]),
+        ("web", ["tool-web"]),
+        ("goal", ["tool-goal"]),
+        ("workflow", ["subagent", "subagent-spawn-in-process", "workflow-ptc", "tool-workflow"]),
+        ("subagent", SUBAGENT_021),
+        ("hooks", ["bash-sandbox"]),
+    ],
+)
+def test_native_021_mounts_exactly_the_rows_of_the_named_family(
+    family: str, mounted: list[str], tmp_path: Path
+) -> None:
+    """Which rows make which tools was observed by running 0.2.1-rc.2 with one group of
+    rows on at a time (docs/native.md, "The model's view"); every other tool row is off,
+    the infrastructure rows (the sandbox policy, the timeout wrapper, PTC) stay as shipped."""
+    rows = [{"id": i, "name": n} for i, n in PROFILE_021]
+    patch = row_patches(rows, provider="m", model="m", sessions=tmp_path, families=[family])
+    off = {p["id"] for p in patch if p.get("disabled")}
+    tool_rows = {i for i, _ in PROFILE_021} - {
+        "fs-observation-policy",
+        "ptc-runtime",
+        "timeout-policy",
+        "acp",
+    }
+    assert tool_rows - off == set(mounted)
+    assert {"fs-observation-policy", "ptc-runtime", "timeout-policy"}.isdisjoint(off)
+
+
+def test_rc8_ralph_and_hooks_mount_what_they_need(tmp_path: Path) -> None:
+    """Seen on 0.1.0-rc.8: `ralph` waits for the workflow engine, the hook rows for the
+    shell of bash's executor row; without them the process does not start."""
+    rows = [
+        {"id": "bash", "name": "@deepseek-ai/dsh-bash-sandbox"},
+        {"id": "subagent", "name": "@deepseek-ai/dsh-subagent"},
+        {"id": "spawn", "name": "@deepseek-ai/dsh-subagent-spawn-in-process"},
+        {"id": "engine", "name": "@deepseek-ai/dsh-workflow-worker-thread"},
+        {"id": "ralph", "name": "@deepseek-ai/dsh-tool-ralph"},
+        {"id": "hooks", "name": "@deepseek-ai/dsh-hooks-codex"},
+        {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {}},
+    ]
+
+    def on(families: Sequence[str]) -> set[str]:
+        patch = row_patches(rows, provider="m", model="m", sessions=tmp_path, families=families)
+        return {r["id"] for r in rows} - {p["id"] for p in patch if p.get("disabled")} - {"app"}
+
+    assert on(["ralph"]) == {"subagent", "spawn", "engine", "ralph"}
+    assert on(["hooks"]) == {"bash", "hooks"}
+
+
+def test_a_tool_row_no_family_claims_is_on_only_with_every_family(tmp_path: Path) -> None:
+    """A newer DSH's new tool row: off unless the scenario asks for every family."""
+    rows = [
+        {"id": "new", "name": "@deepseek-ai/dsh-tool-something-new"},
+        {"id": "acp", "name": "@deepseek-ai/dsh-acp"},
+    ]
+
+    def off(families: Sequence[str]) -> bool:
+        patch = row_patches(rows, provider="m", model="m", sessions=tmp_path, families=families)
+        return any(p.get("id") == "new" and p.get("disabled") for p in patch)
+
+    assert off(("bash", "fs")) and off(())
+    assert not off(FAMILIES)
 
 
 def test_checkout_composition_keeps_already_disabled_rows_off(tmp_path: Path) -> None:
@@ -433,7 +571,7 @@ def test_installed_patch_shape(tmp_path: Path) -> None:
         model="mock-1",
         sessions=tmp_path / "s",
         plugin=tmp_path / "p.mjs",
-        builtin_tools=False,
+        families=(),
     )
     assert patch == [
         {"id": "llm-deepseek", "name": "@deepseek-ai/dsh-llm-deepseek-api-key", "disabled": True},
@@ -460,7 +598,7 @@ def test_installed_patch_keeps_tool_rows_when_the_scenario_calls_them(tmp_path: 
         provider="m",
         model="m",
         sessions=tmp_path,
-        builtin_tools=True,
+        families=("bash",),
     )
     assert not [p for p in patch if p.get("id") == "tool-bash"]
 
@@ -825,6 +963,20 @@ def _fake_runtime(tmp_path: Path, body: str) -> Path:
     return package.parent
 
 
+@pytest.fixture
+def _fake_runtime_forgotten() -> Iterator[None]:
+    """A fake `deepseek_harness_runtime` a test imports must not stay in `sys.modules`
+    (monkeypatch's `delitem` of a module not yet imported restores nothing): every later
+    native run in the process would launch its fake executable."""
+    ours = "deepseek_harness_runtime"
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == ours}
+    yield
+    for name in [k for k in sys.modules if k.split(".")[0] == ours]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+@pytest.mark.usefixtures("_fake_runtime_forgotten")
 def test_the_registry_wheel_beside_the_harness_is_found_without_parity_dsh(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -837,6 +989,7 @@ def test_the_registry_wheel_beside_the_harness_is_found_without_parity_dsh(
     assert (install.layout, install.path, install.version) == ("installed", exe, "0.2.1-rc.2")
 
 
+@pytest.mark.usefixtures("_fake_runtime_forgotten")
 def test_a_platform_without_the_wheel_gets_its_lookup_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -881,7 +1034,7 @@ def test_without_builtin_tools_hook_rows_follow_the_launch_directory(tmp_path: P
         {"id": "app", "name": "@deepseek-ai/dsh-acp-demo", "config": {}},
     ]
     common: dict[str, Any] = {"provider": "p", "model": "m", "sessions": tmp_path}
-    patches = row_patches(base, builtin_tools=False, **common)
+    patches = row_patches(base, families=(), **common)
     off = {p["id"]: p.get("disabled") for p in patches if "id" in p}
     assert off["tool-fs"] is True
     for row in ("bash", "hooks-cc", "hooks-codex"):
@@ -889,10 +1042,10 @@ def test_without_builtin_tools_hook_rows_follow_the_launch_directory(tmp_path: P
     (app,) = [p for p in patches if p.get("id") == "app"]
     assert app["config"]["toolBash"] is False
     without = [row for row in base if not row["id"].startswith("hooks")]
-    bare = row_patches(without, builtin_tools=False, **common)
+    bare = row_patches(without, families=(), **common)
     assert [p.get("disabled") for p in bare if p.get("id") == "bash"] == [True]
     assert all(
-        "disabled" not in p for p in row_patches(base, builtin_tools=True, **common) if "id" in p
+        "disabled" not in p for p in row_patches(base, families=FAMILIES, **common) if "id" in p
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import tomllib
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from parity.config.project import load_config
+from parity.scenario.families import FAMILIES
 from parity.targets.launch import availability, describe, plan, run_setup
 from parity.targets.spec import TargetConfigError, TargetSpec, parse_target
 
@@ -79,28 +81,35 @@ def test_plus_plan_renders_command_env_and_config(tmp_path: Path) -> None:
         "provider": "mock",
         "model": "mock",
         "session_list_page_size": 2,
-        "builtin_tools": True,
+        "builtin_tools": list(FAMILIES),
         "profile": "native",
         "providers": {"parity": {"api": "parity-stream", "base_url": "http://127.0.0.1:9/runs/r1"}},
     }
 
 
-def test_builtin_tools_placeholder_follows_the_scenario(tmp_path: Path) -> None:
-    """A scenario that calls no built-in tool runs acp-plus without them, so its model
-    sees only the fixture tools, like native's in the same run (docs/native.md)."""
+def test_builtin_families_placeholder_follows_the_scenario(tmp_path: Path) -> None:
+    """acp-plus gets exactly the scenario's built-in tool families, as a TOML array, so
+    its model sees what native's sees in the same run (docs/native.md); none when the
+    scenario has none. `{builtin_tools}` says whether there is any."""
     config = load_config(tmp_path)
-    for flag, rendered in ((True, True), (False, False)):
+    spec = config.targets["plus-full"]
+    spec = dataclasses.replace(
+        spec, files={**spec.files, "any.txt": "{builtin_tools} {builtin_families}"}
+    )
+    for families in ((), ("bash", "fs"), FAMILIES):
         launch = plan(
-            config.targets["plus-full"],
+            spec,
             repo=tmp_path,
             llm_base="http://127.0.0.1:9/runs/r1",
             workdir=tmp_path / "w",
             home=tmp_path / "h",
-            builtin_tools=flag,
+            families=families,
         )
         cfg = tomllib.loads(launch.files["acp-plus.toml"])
-        assert cfg["builtin_tools"] is rendered
+        assert cfg["builtin_tools"] == list(families)
         assert cfg["profile"] == "plus"
+        flag = "true" if families else "false"
+        assert launch.files["any.txt"] == f"{flag} {json.dumps(list(families))}"
 
 
 def test_json_templates_keep_their_braces(tmp_path: Path) -> None:

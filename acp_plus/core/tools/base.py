@@ -70,7 +70,7 @@ class Tool(Protocol):
 
 
 class ToolRegistry:
-    """Tools by name, in registration order (the order the model sees them)."""
+    """Tools by name (`names` in registration order, `specs` in the model's order)."""
 
     def __init__(self, tools: Iterable[Tool] = ()):
         self._tools: dict[str, Tool] = {}
@@ -92,8 +92,17 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self) -> list[dict[str, Any]]:
-        """The `tools` array of a model request."""
+        """The `tools` array of a model request, in native's order: by name, compared in
+        UTF-16 code units as JavaScript's `<` compares them, built-in and fixture tools
+        alike (native's system-prompt registry sorts every tool it shows the model)."""
+        ordered = sorted(self._tools.values(), key=lambda t: _utf16(t.name))
         return [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in self._tools.values()
+            for t in ordered
         ]
+
+
+def _utf16(name: str) -> bytes:
+    # Big-endian UTF-16 bytes compare as their code units do (a name from JSON may hold
+    # a lone surrogate, hence surrogatepass).
+    return name.encode("utf-16-be", "surrogatepass")

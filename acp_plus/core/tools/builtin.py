@@ -1,6 +1,5 @@
-"""Built-in tools: native's fs family (`read`, `write`, `edit`, in `fs_family.py`), its
-fs-search family (`glob`, `grep`, in `fs_search.py`) and `bash` (`bash.py`), working in
-the session cwd.
+"""Every built-in tool acp-plus implements, as one list: what `builtin_tools = true`
+offers (the families are in `families.py`, each tool in its family's module).
 
 The file tools are native 0.2.1-rc.2's (their definitions, results, the
 fs-observation-policy and the file sandbox); `bash` runs in an OS sandbox and asks only
@@ -14,16 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from acp_plus.core.tools.base import Tool
-from acp_plus.core.tools.bash import BashTool
-from acp_plus.core.tools.fs_family import fs_tools
-from acp_plus.core.tools.fs_search import fs_search_tools
+from acp_plus.core.tools.families import IMPLEMENTED, ToolSetup, offered, select
 
 
 def builtin_tools(home: Path | None = None) -> list[Tool]:
-    """The built-in tools, in the order the model sees them; the file tools refuse
-    everything under `home` (the agent's state directory), and `bash` cannot see it."""
-    homes = () if home is None else (home,)
-    return [*fs_tools(home), *fs_search_tools(), BashTool(homes)]
+    """The built-in tools of every implemented family, in the families' order; the file
+    tools refuse everything under `home` (the agent's state directory), and `bash`
+    cannot see it."""
+    return list(offered(select(IMPLEMENTED), ToolSetup(home=home)).tools)
 
 
 __all__ = ["builtin_tools"]

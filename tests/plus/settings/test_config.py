@@ -25,7 +25,7 @@ def test_defaults_give_the_deepseek_route() -> None:
     # The shipped default turns the increments on (docs/acp-plus.md, "Profiles").
     assert config.profile == "plus" and config.increments
     assert (config.enable_session_load, config.enable_additional_directories) == (True, True)
-    assert (config.sandbox, config.builtin_tools) == ("workspace-write", True)
+    assert (config.sandbox, config.builtin_tools) == ("workspace-write", ("bash", "fs"))
 
 
 def test_explicit_providers_replace_the_default_route() -> None:
@@ -138,3 +138,33 @@ def test_hooks_are_an_opt_in() -> None:
     assert SCHEMA["properties"]["hooks"]["default"] is False
     with pytest.raises(ConfigError, match="hooks"):
         build({"hooks": "rc8"}, HOME)
+
+
+@pytest.mark.parametrize(
+    ("value", "families"),
+    [
+        (True, ("bash", "fs")),
+        (False, ()),
+        (["fs", "web", "fs"], ("fs", "web")),
+        ([], ()),
+    ],
+)
+def test_builtin_tools_is_a_switch_or_a_list_of_families(
+    value: bool | list[str], families: tuple[str, ...]
+) -> None:
+    """true: every family acp-plus implements; a list: native's family names, a family
+    acp-plus lacks included (it then offers nothing for it, and says so)."""
+    assert build({"builtin_tools": value}, HOME).builtin_tools == families
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (["bash", "files"], r"^builtin_tools\[1\]: 'files' is not one of bash, fs, fs-search,"),
+        ("fs", r"^builtin_tools: expected boolean or array, got str$"),
+        ([1], r"^builtin_tools\[0\]: expected string, got int$"),
+    ],
+)
+def test_builtin_tools_refuses_an_unknown_family_by_name(value: object, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build({"builtin_tools": value}, HOME)

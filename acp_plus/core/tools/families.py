@@ -1,0 +1,148 @@
+"""The built-in tool families: which of acp-plus's own tools a session's model is shown,
+and the system-prompt guidance that comes with them.
+
+Native mounts its built-in tools as groups of composition rows, each with its own
+guidance paragraphs in the system prompt; acp-plus's `builtin_tools` setting names the
+same groups (docs/acp-plus.md, "Built-in tools"). `FAMILIES` is native's vocabulary in
+native 0.2.1-rc.2's guidance order (its prompt sections: bash, read, write, edit, glob,
+grep, jobs, web, goal, workflow, ralph, subagent; the other families add no guidance).
+A family acp-plus does not implement yet has no factory: asking for it offers nothing
+(`offered` reports it, the caller says so), so a comparison with native shows the gap.
+
+Adding a family's implementation is one row: its factory (tools from a `ToolSetup`)
+and its guidance (paragraphs, or a function of every built-in tool name offered, for
+native's paragraphs that depend on another family's tool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_plus.core.tools.base import Tool
+
+
+@dataclass(frozen=True)
+class ToolSetup:
+    """What a family's factory may build its tools from (the process's, not a session's)."""
+
+    home: Path | None = None
+    """acp-plus's state directory: the file tools refuse it, `bash` cannot see it."""
+
+
+Guidance = Sequence[str] | Callable[[Collection[str]], Sequence[str]]
+"""A family's system-prompt paragraphs, or a function of the offered built-in tool names
+to them (native words a paragraph by what else is mounted)."""
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family: its name (native's), its tools' factory (None: not implemented), and
+    the guidance paragraphs its tools bring into the system prompt."""
+
+    name: str
+    tools: Callable[[ToolSetup], Sequence[Tool]] | None = None
+    guidance: Guidance = ()
+
+    def paragraphs(self, offered: Collection[str]) -> Sequence[str]:
+        """This family's guidance, given every built-in tool name offered."""
+        return self.guidance(offered) if callable(self.guidance) else self.guidance
+
+
+def _homes(setup: ToolSetup) -> tuple[Path, ...]:
+    return () if setup.home is None else (setup.home,)
+
+
+def _bash(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.bash import BashTool
+
+    return [BashTool(_homes(setup))]
+
+
+def _fs(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.fs_family import fs_tools
+
+    return fs_tools(setup.home)
+
+
+def _fs_search(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.fs_search import fs_search_tools
+
+    return fs_search_tools()
+
+
+def _fs_search_guidance(offered: Collection[str]) -> Sequence[str]:
+    """Native's grep paragraph points to `read` only when `read` is offered."""
+    from acp_plus.core.tools.fs_search import FS_SEARCH_GUIDANCE
+
+    if "read" in offered:
+        return FS_SEARCH_GUIDANCE
+    glob, grep = FS_SEARCH_GUIDANCE
+    return (glob, grep.split(" Use read ")[0])
+
+
+def _fs_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.fs_family import FS_GUIDANCE
+
+    return FS_GUIDANCE
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("bash", _bash),
+    Family("fs", _fs, _fs_guidance),
+    Family("fs-search", _fs_search, _fs_search_guidance),
+    Family("jobs"),
+    Family("todo"),
+    Family("working-directory"),
+    Family("plan-mode"),
+    Family("skill"),
+    Family("web"),
+    Family("goal"),
+    Family("workflow"),
+    Family("ralph"),
+    Family("subagent"),
+    Family("hooks"),
+)
+"""Every family native has, in its guidance order; those with a factory are acp-plus's."""
+
+FAMILY_NAMES: tuple[str, ...] = tuple(family.name for family in FAMILIES)
+IMPLEMENTED: tuple[str, ...] = tuple(f.name for f in FAMILIES if f.tools is not None)
+"""The families acp-plus offers (`builtin_tools = true`)."""
+
+
+def select(names: Collection[str]) -> tuple[Family, ...]:
+    """The named families in `FAMILIES` order (names are checked by the config)."""
+    return tuple(family for family in FAMILIES if family.name in names)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What a selection of families gives the model: the tools, the guidance paragraphs
+    (in native's order), and the families asked for that acp-plus does not implement."""
+
+    tools: tuple[Tool, ...]
+    guidance: tuple[str, ...]
+    missing: tuple[str, ...]
+
+
+def offered(families: Sequence[Family], setup: ToolSetup) -> Offer:
+    """Build the tools of `families` and their guidance. A family without a factory
+    offers nothing and no guidance (native's guidance speaks of tools it would not
+    have); it is listed in `missing`."""
+    tools: list[Tool] = []
+    for family in families:
+        if family.tools is not None:
+            tools.extend(family.tools(setup))
+    names = frozenset(tool.name for tool in tools)
+    guidance = [
+        paragraph
+        for family in families
+        if family.tools is not None
+        for paragraph in family.paragraphs(names)
+        if paragraph
+    ]
+    missing = tuple(f.name for f in families if f.tools is None)
+    return Offer(tuple(tools), tuple(guidance), missing)

@@ -1,0 +1,78 @@
+"""Built-in tool calls in generated scenarios (`parity explore --builtin-tools`): every
+tool and parameter can be drawn, the scenarios stay valid, and their families follow
+from their calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, find, given, settings
+
+from parity.explore.builtin_side import TOOLS, WORKSPACE, builtin_call
+from parity.explore.generate import scenarios, to_yaml
+from parity.scenario.families import FAMILY_TOOLS
+from parity.scenario.load import build_scenario, check_text
+
+PAIR = ("native", "plus")
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def _builtin_calls(scenario: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        call
+        for entry in scenario.get("llm", [])
+        for call in entry.get("tool_calls", [])
+        if call.get("builtin") is True
+    ]
+
+
+@FAST
+@given(scenarios(PAIR, builtin=True))
+def test_scenarios_with_builtin_calls_validate_and_run_with_their_families(
+    scenario: dict[str, Any],
+) -> None:
+    text = to_yaml(scenario)
+    findings, _, _ = check_text(text, "generated.yaml", known_targets=PAIR)
+    assert [str(f) for f in findings if f.severity == "error"] == []
+    assert scenario["files"] == dict(WORKSPACE)
+    calls = _builtin_calls(scenario)
+    for call in calls:
+        assert set(call["arguments"]) <= set(TOOLS[call["name"]])
+    families = build_scenario(text, Path("scenarios/found/x.yaml")).builtin_families
+    assert set(families) == {
+        f for f in ("bash", "fs") for c in calls if c["name"] in FAMILY_TOOLS[f]
+    }
+
+
+@FAST
+@given(scenarios(PAIR))
+def test_without_the_option_no_builtin_call_is_drawn(scenario: dict[str, Any]) -> None:
+    assert _builtin_calls(scenario) == []
+    assert scenario["files"] == {"notes.txt": "hello\n"}
+
+
+@pytest.mark.parametrize(
+    ("tool", "param"), [(tool, param) for tool, params in TOOLS.items() for param in params]
+)
+def test_every_tool_and_parameter_can_be_drawn(tool: str, param: str) -> None:
+    found = find(
+        builtin_call("c1"),
+        lambda call: call["name"] == tool and param in call["arguments"],
+        settings=settings(max_examples=2000, database=None),
+    )
+    assert found["builtin"] is True and found["id"] == "c1"
+
+
+def test_a_required_parameter_is_sometimes_left_out() -> None:
+    """The agent must refuse a call without one: that answer is compared too."""
+    find(
+        builtin_call("c1"),
+        lambda call: call["name"] == "write" and "content" not in call["arguments"],
+        settings=settings(max_examples=2000, database=None),
+    )
+
+
+def test_the_tools_are_those_of_the_bash_and_fs_families() -> None:
+    assert set(TOOLS) <= set(FAMILY_TOOLS["bash"]) | set(FAMILY_TOOLS["fs"])
