@@ -109,7 +109,8 @@ async def test_the_agents_home_is_refused_to_every_file_tool(
     ws, home, _ = layout
     log = home / "sessions" / "other.jsonl"
     (ws / "home-link").symlink_to(home)
-    read, write, edit = builtin_tools(home)[:3]
+    tools = {tool.name: tool for tool in builtin_tools(home)}
+    read, write, edit = tools["read"], tools["write"], tools["edit"]
     ctx = _ctx(ws, "danger-full-access")
     wider = {"sandbox_permissions": "danger-full-access", "justification": "j"}
     for given in (str(log), "home-link/sessions/other.jsonl", str(home)):

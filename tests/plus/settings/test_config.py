@@ -25,7 +25,10 @@ def test_defaults_give_the_deepseek_route() -> None:
     # The shipped default turns the increments on (docs/acp-plus.md, "Profiles").
     assert config.profile == "plus" and config.increments
     assert (config.enable_session_load, config.enable_additional_directories) == (True, True)
-    assert (config.sandbox, config.builtin_tools) == ("workspace-write", ("bash", "fs"))
+    assert (config.sandbox, config.builtin_tools) == (
+        "workspace-write",
+        ("bash", "fs", "fs-search"),
+    )
 
 
 def test_explicit_providers_replace_the_default_route() -> None:
@@ -143,7 +146,7 @@ def test_hooks_are_an_opt_in() -> None:
 @pytest.mark.parametrize(
     ("value", "families"),
     [
-        (True, ("bash", "fs")),
+        (True, ("bash", "fs", "fs-search")),
         (False, ()),
         (["fs", "web", "fs"], ("fs", "web")),
         ([], ()),
