@@ -29,6 +29,10 @@ KINDS: dict[str, str] = {
     "leftover": "processes the agent started were still running after it ended (killed)",
     "escape": "an fs/* request of the agent went through a link out of the workdir (refused)",
     "driver": "a harness error while driving the run",
+    "unreadable": "a frame the harness could not normalize or check, set aside (its step "
+    "and index named), or a run it could not",
+    "check-limit": "the checks after the run (normalization, conformance, the diff and its "
+    "rendering) reached their time limit",
     "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
     "script-exhausted": "a model request after every consumable `llm` entry was used",
     "extra-model-call": "a side request (no tools, while the agent's turns offer tools: a "
@@ -80,6 +84,9 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"run timeout \(", "run-timeout"),
     (r"run stopped at step ", "stopped"),
     (r"frame limit \(", "frame-limit"),
+    (r"frame \d+( \(step \d+\))?: the harness could not ", "unreadable"),
+    (r"the harness could not \w+ this run: ", "unreadable"),
+    (r"check limit \(", "check-limit"),
     (r"requests refused: ", "frame-limit"),
     (r"leftover processes: ", "leftover"),
     (r"fs escape: ", "escape"),

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from parity.checks.diff import ParityReport, compare
 from parity.checks.expected import Judged, failure_block, judge
 from parity.checks.problems import run_problems
+from parity.core.printable import printable
 from parity.report.ledger import ItemRecord
 from parity.report.outcome import Outcome, Status
 from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow, TargetExpect
@@ -148,6 +149,20 @@ def judge_run(
     if failure is not None:
         return _verdict(scenario, target, record, "fail", reason, failure, snap, judged.ok)
     return _verdict(scenario, target, record, status, "", None, snap, pending=False)
+
+
+def unjudged(scenario: Scenario, target: str, problem: str) -> Verdict:
+    """The verdict on a run that could not be judged (the checks' time limit reached
+    during the judgement, `parity.engine.postrun`; or an agent's data its rendering
+    could not follow): that problem, and nothing compared."""
+    record = ItemRecord()
+    reason = problem.split(":")[0]
+    text = (
+        f"{scenario.name}: the {target} run could not be judged; its snapshot was not"
+        f" compared\n\n  {printable(problem)}"
+    )
+    record.outcome = Outcome(scenario.name, "target", target, "fail", "", reason)
+    return Verdict("fail", reason, text, record, checked=False)
 
 
 @dataclass(frozen=True)
