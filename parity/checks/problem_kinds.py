@@ -73,6 +73,7 @@ STEP_TEXTS: tuple[tuple[str, str], ...] = (
 
 RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"frame \d+: (non-JSON line|oversize frame|too deeply nested frame) on stdout", "garbage"),
+    (r"frame \d+: too long a number on stdout", "unreadable"),
     (r"frame \d+: agent sent a JSON value that is not a JSON-RPC message", "garbage"),
     (r"agent called \S+ without the client capability", "capability"),
     (r"driver error", "driver"),
@@ -97,6 +98,7 @@ FLOOD_KINDS = {
     "non-JSON line": "garbage",
     "oversize frame": "garbage",
     "too deep": "garbage",
+    "long number": "unreadable",
     "fs escape": "escape",
     "not-jsonrpc": "garbage",
     "capability": "capability",

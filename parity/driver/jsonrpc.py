@@ -20,6 +20,9 @@ from parity.core.depth import MAX_DEPTH, cut, depth, may_be_deeper
 FRAME_LIMIT = 8 * 1024 * 1024
 """Longest line recorded in full (bytes, newline excluded). Longer lines are oversize."""
 
+MAX_INT_DIGITS = 4300
+"""The longest integer read as a number (Python's own limit for converting text)."""
+
 OVERSIZE_HEAD = 4096
 """Bytes of an oversize line kept in the transcript: enough to tell what it was,
 small enough for a readable snapshot."""
@@ -53,6 +56,9 @@ class Parsed:
     cut_from: int = 0
     """How deep the value nested when it is deeper than `MAX_DEPTH` (`message` is then
     cut there, `parity.core.depth`); 0 otherwise."""
+    long_int: int = 0
+    """The digits of the longest integer over `MAX_INT_DIGITS` (it stands as text in
+    `message`); 0 when none."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -76,13 +82,24 @@ def parse_line(line: Line) -> Parsed:
         return Parsed(raw, None, f"invalid UTF-8: {exc.reason} at byte {exc.start}")
     if not text.strip():
         return Parsed(raw, None, "empty line")
+    longest: list[int] = []
+
+    def integer(digits: str) -> Any:
+        # Python refuses (ValueError) integers of more than 4,300 digits, which JSON
+        # allows: converting them takes quadratic time. Such a number stands as text;
+        # the line stays whole, and the recording names the frame.
+        if len(digits) <= MAX_INT_DIGITS:
+            return int(digits)
+        longest.append(len(digits))
+        return f"<integer of {len(digits)} digits>"
+
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=integer)
     except (ValueError, RecursionError) as exc:
         return Parsed(raw, None, f"invalid JSON: {exc}")
     if may_be_deeper(text) and (levels := depth(value)) > MAX_DEPTH:
-        return Parsed(raw, cut(value), cut_from=levels)
-    return Parsed(raw, value)
+        return Parsed(raw, cut(value), cut_from=levels, long_int=max(longest, default=0))
+    return Parsed(raw, value, long_int=max(longest, default=0))
 
 
 _WS_CHARS = re.compile(rb"[ \t\r\n]*")

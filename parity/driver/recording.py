@@ -150,7 +150,14 @@ class Recording:
         if parsed.error is not None:
             what = "oversize frame" if line.oversize else "non-JSON line"
             self.problem(what, f"frame {frame.seq}: {what} on stdout: {parsed.error}")
-        elif parsed.cut_from:
+        elif parsed.long_int:
+            self.problem(
+                "long number",
+                f"frame {frame.seq}: too long a number on stdout: an integer of"
+                f" {parsed.long_int} digits, over the {jsonrpc.MAX_INT_DIGITS} the harness"
+                " reads, stands as text (the line is kept whole)",
+            )
+        if parsed.cut_from:
             self.problem(
                 "too deep",
                 f"frame {frame.seq}: too deeply nested frame on stdout: JSON nested"

@@ -224,7 +224,7 @@ class Runner:
                     data["view"],
                     transcript,
                     data["findings"],
-                    data["checks_seconds"],
+                    data.get("checks_seconds", 0.0),
                 )
             transcript = self.execute(scenario, target)
             # Contained and bounded: the agent's data never crashes them, nor holds them.

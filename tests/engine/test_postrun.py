@@ -42,6 +42,20 @@ async def test_ids_that_are_any_json_value_normalize_in_both_profiles(compare: s
     dump_view(checked.view)
 
 
+async def test_an_integer_longer_than_python_reads_stands_as_text_and_is_named() -> None:
+    t = await run(PROMPT, "junk_session_ids", env={"DIGITS": "5000"})
+    # The answer still answers: the line is JSON, only its number is past Python's reach.
+    assert t.steps[2].response["result"]["_meta"] == {"big": "<integer of 5000 digits>"}
+    seq = seq_of(t, "9" * 5000)
+    [problem] = [p for p in run_problems(scenario(PROMPT), t) if p.kind == "unreadable"]
+    assert problem.message == (
+        f'step 3 (prompt s1 "go"): frame {seq}: too long a number on stdout: an integer of'
+        " 5000 digits, over the 4300 the harness reads, stands as text (the line is kept whole)"
+    )
+    checked = check_run(scenario(PROMPT), t)
+    assert checked.view["steps"][2]["result"]["_meta"]["big"] == "<integer of 5000 digits>"
+
+
 async def test_a_frame_the_normalizer_cannot_follow_is_set_aside_and_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
