@@ -86,7 +86,7 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"run stopped at step ", "stopped"),
     (r"frame limit \(", "frame-limit"),
     (r"frame \d+( \(step \d+\))?: the harness could not ", "unreadable"),
-    (r"the harness could not \w+ this run: ", "unreadable"),
+    (r"the harness could not \w+ this run", "unreadable"),
     (r"check limit \(", "check-limit"),
     (r"requests refused: ", "frame-limit"),
     (r"leftover processes: ", "leftover"),

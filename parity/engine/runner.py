@@ -61,6 +61,9 @@ class RunResult:
     checks_seconds: float = 0.0
     """Seconds its view and findings took, out of the checks' allowance
     (`parity.engine.postrun`): the judgement gets what is left."""
+    text: str | None = None
+    """The view's snapshot YAML, when the checks wrote it (`dump_view(view)`; it reads
+    back as `view`, `tests/view/test_any_json.py`)."""
 
 
 def make_launcher(
@@ -225,6 +228,7 @@ class Runner:
                     transcript,
                     data["findings"],
                     data.get("checks_seconds", 0.0),
+                    data.get("text"),
                 )
             transcript = self.execute(scenario, target)
             # Contained and bounded: the agent's data never crashes them, nor holds them.
@@ -236,6 +240,7 @@ class Runner:
                 transcript,
                 checked.findings,
                 checked.seconds,
+                checked.text,
             )
             if path is not None:
                 blob = {
@@ -243,6 +248,7 @@ class Runner:
                     "transcript": result.transcript.to_dict(),
                     "findings": result.findings,
                     "checks_seconds": result.checks_seconds,
+                    "text": result.text,
                 }
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(blob, default=str), encoding="utf-8")

@@ -12,11 +12,12 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from parity.core.exact import json_equal
 from parity.core.transcript import Frame, StepRecord, Transcript
 from parity.engine.judge import Policy, Shown, judge_run
 from parity.engine.postrun import check_run
 from parity.engine.runner import RunResult
-from parity.view.dump import dump_view
+from parity.view.dump import dump_view, load_view
 from tests.support.driver import BASIC, scenario
 from tests.support.driver import st as step
 
@@ -110,7 +111,9 @@ def test_every_check_after_a_run_follows_any_json_value(messages: list[Any], com
     s = scenario(PROMPT, compare=compare)
     checked = check_run(s, t)
     assert t.problems == []
-    result = RunResult("fuzz", "t", checked.view, t, checked.findings)
+    # The snapshot YAML reads back exactly (the judgement compares the view itself).
+    assert checked.text is not None and json_equal(load_view(checked.text), checked.view)
+    result = RunResult("fuzz", "t", checked.view, t, checked.findings, text=checked.text)
     shown = Shown("snap.yaml", "fuzz.yaml")
     for recorded in (None, dump_view(BASE)):
         verdict = judge_run(s, "t", result, recorded, Policy(conformance="fail"), shown)
