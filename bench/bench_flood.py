@@ -60,17 +60,22 @@ def main() -> int:
         return Launch([sys.executable, str(AGENT)], {"FLOOD": str(args.updates)})
 
     times: dict[str, float] = {}
-    start = time.perf_counter()
+    cpu: dict[str, float] = {}
+    """The harness's own CPU seconds per stage: on a loaded machine wall time is mostly
+    waiting for a core."""
+    start, used = time.perf_counter(), time.process_time()
     t = asyncio.run(
         run_scenario(
             scenario, launch, llm_run=None, run_id="flood", target="flood", ladder=Ladder()
         )
     )
     times["run (driver)"] = time.perf_counter() - start
+    cpu["run (driver)"] = time.process_time() - used
     seconds = allowance(t)
-    mark = time.perf_counter()
+    mark, used = time.perf_counter(), time.process_time()
     checked = check_run(scenario, t)
     times[f"checks ({args.compare} view, conformance)"] = time.perf_counter() - mark
+    cpu[f"checks ({args.compare} view, conformance)"] = time.process_time() - used
     result = RunResult(
         scenario.name, "flood", checked.view, t, checked.findings, checked.seconds, checked.text
     )
@@ -79,9 +84,10 @@ def main() -> int:
     drifted = text.replace("t7 ", "t7, changed ", 1)
     verdicts = {}
     for name, recorded in (("no snapshot", None), ("matches", text), ("drifted", drifted)):
-        mark = time.perf_counter()
+        mark, used = time.perf_counter(), time.process_time()
         verdicts[name] = judge_run(scenario, "flood", result, recorded, Policy(), shown)
         times[f"judgement, {name}"] = time.perf_counter() - mark
+        cpu[f"judgement, {name}"] = time.process_time() - used
     index = SchemaIndex(load_schema())
     findings(t, {}, schema=index)  # untimed: how many validations the shapes saved
     answered = t.steps[2].response is not None and t.steps[2].problem is None
@@ -94,13 +100,23 @@ def main() -> int:
     # Every verdict fails for the frame limit the flood reached (the first problem).
     print(f"  verdicts: {', '.join(f'{k} {v.status}' for k, v in verdicts.items())}")
     print(f"  first problem: {t.problems[0] if t.problems else None}")
+    print(f"  {'stage':<36} {'wall':>9} {'CPU':>9}")
     for stage, took in times.items():
-        print(f"  {stage:<36} {took:7.2f} s")
+        print(f"  {stage:<36} {took:7.2f} s {cpu[stage]:7.2f} s")
     # End to end, as `parity run` judges one target: the run, its checks, the slowest
     # judgement; the checks and the judgement share the allowance.
-    checks = checked.seconds + max(v for k, v in times.items() if k.startswith("judgement"))
-    print(f"  {'checks + slowest judgement':<36} {checks:7.2f} s (allowance {seconds:.0f} s)")
-    print(f"  {'end to end':<36} {times['run (driver)'] + checks:7.2f} s")
+    slowest = max((k for k in times if k.startswith("judgement")), key=times.__getitem__)
+    checks = checked.seconds + times[slowest]
+    checks_cpu = sum(v for k, v in cpu.items() if k.startswith("checks")) + cpu[slowest]
+    print(
+        f"  {'checks + slowest judgement':<36} {checks:7.2f} s {checks_cpu:7.2f} s"
+        f" (allowance {seconds:.0f} s)"
+    )
+    run_cpu = cpu["run (driver)"]
+    print(
+        f"  {'end to end':<36} {times['run (driver)'] + checks:7.2f} s"
+        f" {run_cpu + checks_cpu:7.2f} s"
+    )
     return 0 if answered and not any("check limit" in p for p in t.problems) else 1
 
 
