@@ -204,7 +204,7 @@ class Connection:
         if line.oversize:
             head = jsonrpc.head_members(line.data)
             items = [head] if "method" in head or "result" in head or "error" in head else []
-            where = f"frame {frame.seq}" if frame is not None else "a line past the frame limit"
+            where = f"frame {frame.seq}" if frame is not None else "a line past a recording limit"
             why = f"{where}, {line.size} bytes over the line limit ({jsonrpc.FRAME_LIMIT})"
         elif b'"id"' in line.data and b'"method"' in line.data:
             value = jsonrpc.parse_line(line).message

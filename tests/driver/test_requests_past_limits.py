@@ -33,14 +33,15 @@ async def test_requests_past_the_frame_limit_and_over_the_line_limit_are_answere
     # The reserve: answered as the scenario says, and recorded with their answers.
     assert allowed == ["allow", "allow"]
     assert third == [jsonrpc.REFUSED, refused + "past the frame limit"]
-    assert big[0] == jsonrpc.REFUSED and big[1].startswith(refused + "a line past the frame limit")
+    assert big[0] == jsonrpc.REFUSED
+    assert big[1].startswith(refused + "a line past a recording limit")
     problems = run_problems(scenario(PROMPT, client=ALLOW), t)
     assert [p.kind for p in problems[:2]] == ["frame-limit", "frame-limit"]
     assert problems[0].message.startswith("frame limit (300) reached: ")
     assert problems[1].message.startswith(
         "requests refused: 2 request(s) of the agent were answered with error -32603"
         " for a limit, not as the scenario says: session/request_permission (past the frame"
-        " limit); fs/write_text_file (a line past the frame limit, "
+        " limit); fs/write_text_file (a line past a recording limit, "
     )
 
 
