@@ -11,9 +11,9 @@ Everything here works on what an agent sent, and nobody here wrote the agent:
   is normalized again without it. A failure no frame explains is a problem of the run.
 - **Bounded.** The checks of one run (normalization, conformance, then the judgement's
   diff and rendering, `parity.suite.target_item`) share one allowance proportional to
-  what was recorded (`allowance`), never more than `CHECKS_LIMIT`. Reaching it is a
-  problem of its own, stated first (`check limit (N s) reached during ...`), and the
-  run's view is then only that problem.
+  what was recorded (`allowance`), never more than `CHECKS_LIMIT` (the judgement gets at
+  least `JUDGE_FLOOR`). Reaching it is a problem of its own, stated first (`check limit
+  (N s) reached during ...`), and the run's view is then only that problem.
 
 The deadline is a real-time timer (`deadline`): it interrupts Python code wherever it
 runs (jsonschema, the YAML emitter, difflib), in the main thread; elsewhere only the
@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import signal
 import threading
 import time
@@ -46,7 +47,11 @@ CHECKS_PER_MB = 10.0
 """Seconds more per megabyte of recorded lines (a 7 MB text holding a lone surrogate,
 which only PyYAML's pure-Python emitter and parser can write and read, takes ~6 s/MB)."""
 CHECKS_LIMIT = 300.0
-"""The most the checks of one run may take, whatever it recorded."""
+"""The most the checks of one run may take, whatever it recorded; `PARITY_CHECKS_LIMIT`
+(seconds) sets another (a CI job on a slow machine, a test)."""
+JUDGE_FLOOR = 10.0
+"""Seconds the judgement gets however much of the allowance the checks used: a run whose
+checks reached the limit is still judged (its view is then only that problem)."""
 MAX_SET_ASIDE = 20
 """Frames set aside per check before the run as a whole is given up on."""
 
@@ -65,14 +70,29 @@ def allowance(transcript: Transcript) -> float:
     size = sum(len(f.raw) for f in transcript.frames)
     size += sum(len(json.dumps(r.body, default=str)) for r in transcript.model_requests)
     seconds = CHECKS_BASE + CHECKS_PER_FRAME * len(transcript.frames)
-    return min(CHECKS_LIMIT, seconds + CHECKS_PER_MB * size / 1e6)
+    return min(limit(), seconds + CHECKS_PER_MB * size / 1e6)
+
+
+def limit() -> float:
+    """`CHECKS_LIMIT`, or what `PARITY_CHECKS_LIMIT` says."""
+    given = os.environ.get("PARITY_CHECKS_LIMIT", "")
+    try:
+        return float(given) if given else CHECKS_LIMIT
+    except ValueError:
+        return CHECKS_LIMIT
+
+
+def judge_allowance(transcript: Transcript, used: float) -> float:
+    """What is left of `transcript`'s allowance after the checks used `used` seconds,
+    at least `JUDGE_FLOOR`."""
+    return max(allowance(transcript) - used, JUDGE_FLOOR)
 
 
 def compare_allowance(*transcripts: Transcript | None) -> float:
     """Seconds a parity check of two runs may take: their allowances added (a recorded
     snapshot's side counts as `CHECKS_BASE`), at most `CHECKS_LIMIT`."""
     total = sum(allowance(t) if t is not None else CHECKS_BASE for t in transcripts)
-    return min(CHECKS_LIMIT, total)
+    return min(limit(), total)
 
 
 @contextlib.contextmanager
@@ -170,7 +190,7 @@ def limit_problem(seconds: float, stage: str, transcript: Transcript) -> str:
     return (
         f"check limit ({seconds:.3g} s) reached during {stage}: the checks after the run"
         f" may take {CHECKS_BASE:g} s, {CHECKS_PER_FRAME * 1000:g} ms a frame and"
-        f" {CHECKS_PER_MB:g} s a MB recorded, at most {CHECKS_LIMIT:g} s; this run"
+        f" {CHECKS_PER_MB:g} s a MB recorded, at most {limit():g} s; this run"
         f" recorded {len(transcript.frames)} frames"
     )
 

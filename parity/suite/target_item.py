@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from parity.engine.judge import Policy, Shown, judge_run, unjudged
-from parity.engine.postrun import TimeLimit, allowance, deadline, limit_problem
+from parity.engine.postrun import TimeLimit, deadline, judge_allowance, limit_problem
 from parity.engine.store import read_text, snapshot_path, write_pending
 from parity.suite.items import ScenarioFailure, ScenarioItem
 from parity.suite.options import pending_dir
@@ -62,7 +62,7 @@ class TargetItem(ScenarioItem):
         # What is left of the checks' allowance bounds the judgement (the snapshot's
         # diff and rendering): a limit reached, or an agent's data the rendering
         # cannot follow, is the verdict's problem, never a hang or a traceback.
-        seconds = max(allowance(result.transcript) - result.checks_seconds, 0.0)
+        seconds = judge_allowance(result.transcript, result.checks_seconds)
         try:
             with deadline(seconds):
                 verdict = judge_run(self.scenario, target, result, recorded, policy, shown)
