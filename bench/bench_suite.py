@@ -34,7 +34,8 @@ from pathlib import Path
 
 from parity.checks.diff import compare
 from parity.config.project import load_config
-from parity.engine.runner import Runner, normalized
+from parity.engine.postrun import normalized
+from parity.engine.runner import Runner
 from parity.engine.store import read_text, snapshot_path
 from parity.scenario.known import load_known
 from parity.scenario.load import discover, load_scenario

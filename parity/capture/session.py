@@ -23,7 +23,8 @@ from parity.capture.compose import compose, refusals, render
 from parity.checks.problems import run_problems
 from parity.config.project import Config
 from parity.core.transcript import Transcript
-from parity.engine.runner import Runner, normalized
+from parity.engine.postrun import normalized
+from parity.engine.runner import Runner
 from parity.fakellm.identity import leaks, map_strings
 from parity.fakellm.upstream import Upstream
 from parity.scenario.errors import ScenarioInvalid

@@ -40,7 +40,7 @@ from jsonschema.exceptions import ValidationError, best_match
 from parity.checks.acp_schema import Kind, SchemaError, load_schema, method_defs
 from parity.checks.shapes import Shapes
 from parity.core.printable import printable
-from parity.core.transcript import Transcript
+from parity.core.transcript import SET_ASIDE, Transcript
 from parity.view.ownership import frame_steps
 
 MAX_MESSAGE = 300
@@ -266,6 +266,9 @@ class _Checker:
                 continue
             if f.oversize:
                 self.add("oversize", f.seq, f"line over the frame limit: {f.raw[:80]!r}...")
+                continue
+            if f.parse_error is not None and f.parse_error.startswith(SET_ASIDE):
+                self.add("unchecked", f.seq, f.parse_error)
                 continue
             if f.parse_error is not None:
                 self.add("not_json", f.seq, f"{f.parse_error}: {f.raw[:120]!r}")

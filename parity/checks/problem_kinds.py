@@ -24,10 +24,15 @@ KINDS: dict[str, str] = {
     "stdin": "the agent stopped reading its stdin",
     "startup": "the target could not be started",
     "run-timeout": "the whole-run timeout (`timeouts.run`) ended the run",
-    "frame-limit": "the agent sent more lines than the driver records",
+    "frame-limit": "the agent sent more lines than the driver records, or requests the "
+    "client answered with an error for a limit (past the frame limit, over the line limit)",
     "leftover": "processes the agent started were still running after it ended (killed)",
     "escape": "an fs/* request of the agent went through a link out of the workdir (refused)",
     "driver": "a harness error while driving the run",
+    "unreadable": "a frame the harness could not normalize or check, set aside (its step "
+    "and index named), or a run it could not",
+    "check-limit": "the checks after the run (normalization, conformance, the diff and its "
+    "rendering) reached their time limit",
     "unknown-endpoint": "a request to an endpoint the fake LLM does not serve (HTTP 404)",
     "script-exhausted": "a model request after every consumable `llm` entry was used",
     "extra-model-call": "a side request (no tools, while the agent's turns offer tools: a "
@@ -56,6 +61,7 @@ STEP_TEXTS: tuple[tuple[str, str], ...] = (
     (r"the cancel trigger ", "trigger"),
     (r"the step's trigger ", "trigger"),
     (r"no response to ", "timeout"),
+    (r"the answer to .* could not be read: frame \d+ is \d+ bytes, over the line limit", "garbage"),
     (r".*: only \d+ of \d+ .* update\(s\) within ", "timeout"),
     (r"agent exited during ", "exit"),
     (r"agent closed its stdout during ", "exit"),
@@ -68,6 +74,7 @@ STEP_TEXTS: tuple[tuple[str, str], ...] = (
 
 RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"frame \d+: (non-JSON line|oversize frame|too deeply nested frame) on stdout", "garbage"),
+    (r"frame \d+: too long a number on stdout", "unreadable"),
     (r"frame \d+: agent sent a JSON value that is not a JSON-RPC message", "garbage"),
     (r"agent called \S+ without the client capability", "capability"),
     (r"driver error", "driver"),
@@ -79,6 +86,10 @@ RUN_TEXTS: tuple[tuple[str, str], ...] = (
     (r"run timeout \(", "run-timeout"),
     (r"run stopped at step ", "stopped"),
     (r"frame limit \(", "frame-limit"),
+    (r"frame \d+( \(step \d+\))?: the harness could not ", "unreadable"),
+    (r"the harness could not \w+ this run", "unreadable"),
+    (r"check limit \(", "check-limit"),
+    (r"requests refused: ", "frame-limit"),
     (r"leftover processes: ", "leftover"),
     (r"fs escape: ", "escape"),
     (r"(scenario|launch) file path escapes", "script"),
@@ -88,6 +99,7 @@ FLOOD_KINDS = {
     "non-JSON line": "garbage",
     "oversize frame": "garbage",
     "too deep": "garbage",
+    "long number": "unreadable",
     "fs escape": "escape",
     "not-jsonrpc": "garbage",
     "capability": "capability",

@@ -17,6 +17,12 @@ Direction = Literal["out", "in"]
 """`out`: harness -> agent (stdin). `in`: agent -> harness (stdout)."""
 
 
+SET_ASIDE = "set aside: "
+"""How a frame's `parse_error` starts when the harness dropped its parsed value after
+the run: the normalizer or the conformance check could not follow it
+(`parity.engine.postrun`); its line stays in `raw`."""
+
+
 @dataclass
 class Frame:
     """One line on the agent's stdio, kept raw and parsed."""

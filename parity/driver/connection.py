@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from parity.core.transcript import Frame
 from parity.driver import jsonrpc
 from parity.driver.process import AgentProcess, Ladder
+from parity.driver.step_errors import StepProblem
 
 EXIT_DRAIN = 0.5
 """Seconds to let stdout drain after the process exited before calling it gone."""
@@ -52,6 +53,10 @@ class Recorder(Protocol):
         """Note an agent->client request (frame `seq`)."""
         ...
 
+    def refuse(self, why: str) -> None:
+        """Note a request of the agent answered with an error for a limit."""
+        ...
+
 
 Answer = Callable[[dict[str, Any], int], Awaitable[dict[str, Any]]]
 """The response to one agent->client request (the message, its frame seq)."""
@@ -59,6 +64,20 @@ Answer = Callable[[dict[str, Any], int], Awaitable[dict[str, Any]]]
 
 class AgentGone(Exception):
     """The agent closed stdout (or its stdin broke) while a step needed it."""
+
+
+class OversizeAnswer(StepProblem):
+    """The response a step waits for is a line over the line limit: it cannot be read,
+    and waiting longer would only turn the limit into a timeout."""
+
+    def __init__(self, seq: int, size: int) -> None:
+        super().__init__(
+            f"frame {seq} is {size} bytes, over the line limit ({jsonrpc.FRAME_LIMIT})"
+        )
+
+    def named(self, label: str) -> StepProblem:
+        """The step's problem, naming it."""
+        return StepProblem(f"the answer to {label} could not be read: {self}")
 
 
 class StdinBlocked(Exception):
@@ -129,7 +148,10 @@ class Connection:
         try:
             while (line := await jsonrpc.read_line(self.agent.stdout)) is not None:
                 frame = self.recorder.record_in(line, self.index)
-                if frame is not None:  # None: over the run's frame limit, only counted
+                if line.oversize or frame is None:
+                    # Over a limit; still answered, so neither side waits in vain.
+                    self._limited(line, frame)
+                else:
                     self._dispatch(frame)
         except Exception as exc:
             # A harness bug: say so in the transcript rather than pass it off as a crash.
@@ -175,6 +197,55 @@ class Connection:
                 f"frame {frame.seq}: agent sent a JSON value that is not a JSON-RPC message",
             )
 
+    def _limited(self, line: jsonrpc.Line, frame: Frame | None) -> None:
+        """A line the run did not record (past the frame limit) or cannot read (over the
+        line limit, `frame` then its head): a request of the agent in it gets an error
+        answer, the step waiting for a response in it a reason (`OversizeAnswer`)."""
+        if line.oversize:
+            head = jsonrpc.head_members(line.data)
+            items = [head] if "method" in head or "result" in head or "error" in head else []
+            where = f"frame {frame.seq}" if frame is not None else "a line past a recording limit"
+            why = f"{where}, {line.size} bytes over the line limit ({jsonrpc.FRAME_LIMIT})"
+        elif b'"id"' in line.data and b'"method"' in line.data:
+            value = jsonrpc.parse_line(line).message
+            items = value if jsonrpc.is_batch(value) else [value]
+            why = "past the frame limit"
+        else:
+            return
+        for item in items:
+            ident = item.get("id", jsonrpc.UNREAD) if isinstance(item, dict) else jsonrpc.UNREAD
+            if ident is jsonrpc.UNREAD or ident is None or isinstance(ident, bool | float):
+                continue  # no id to answer, or none the agent can match
+            method = item.get("method")
+            if isinstance(method, str):
+                self.recorder.refuse(f"{method} ({why})")
+                answer = jsonrpc.error(
+                    ident,
+                    jsonrpc.REFUSED,
+                    f"the test client did not handle this request: {why}",
+                )
+                task = asyncio.get_running_loop().create_task(self._send_refusal(answer, frame))
+                self._keep(("refused", id_key(ident)), task)
+            elif line.oversize and frame is not None:
+                fut = self.pending.pop(id_key(ident), None)
+                if fut is not None and not fut.done():
+                    fut.set_exception(OversizeAnswer(frame.seq, line.size))
+        self.recorder.tick()
+
+    def _keep(self, key: Any, task: asyncio.Task[None]) -> None:
+        """Hold `task` among the answers being sent (`close` cancels them) until done."""
+        self.answering[key] = task
+        task.add_done_callback(lambda _: self.answering.pop(key, None))
+
+    async def _send_refusal(self, answer: dict[str, Any], frame: Frame | None) -> None:
+        """Send the error answer to a request refused for a limit: recorded when its
+        request was (an oversize line's head), else written unrecorded."""
+        with contextlib.suppress(AgentGone, StdinBlocked):
+            if frame is not None:
+                await self.send(answer)
+            else:
+                await self._write(jsonrpc.encode(answer))
+
     async def _answer(self, msg: dict[str, Any], seq: int) -> None:
         """Compute and send the answer to one agent request (a task per request)."""
         try:
@@ -213,6 +284,10 @@ class Connection:
             raise AgentGone()
         frame = self.recorder.record_out(text, message, error, self.index)
         self.fresh = False
+        await self._write(text)
+        return frame
+
+    async def _write(self, text: str) -> None:
         try:
             self.agent.stdin.write(text.encode("utf-8") + b"\n")
             await asyncio.wait_for(self.agent.stdin.drain(), self.write_timeout)
@@ -220,7 +295,6 @@ class Connection:
             raise StdinBlocked() from None
         except (ConnectionError, RuntimeError, OSError) as exc:
             raise AgentGone() from exc
-        return frame
 
     def expect(self, *ids: Any) -> asyncio.Future[Reply]:
         """A future for the first response carrying any of `ids` (fails if stdout

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -19,9 +20,17 @@ from parity.core.depth import MAX_DEPTH, cut, depth, may_be_deeper
 FRAME_LIMIT = 8 * 1024 * 1024
 """Longest line recorded in full (bytes, newline excluded). Longer lines are oversize."""
 
+MAX_INT_DIGITS = 4300
+"""The longest integer read as a number (Python's own limit for converting text)."""
+
 OVERSIZE_HEAD = 4096
 """Bytes of an oversize line kept in the transcript: enough to tell what it was,
 small enough for a readable snapshot."""
+
+REFUSED = -32603
+"""The JSON-RPC code of the client's answer to a request of the agent it did not handle
+for a limit (past the frame limit, over the line limit): an internal error of the client,
+not the scenario's answer."""
 
 Kind = Literal["request", "notification", "response", "invalid"]
 
@@ -47,6 +56,9 @@ class Parsed:
     cut_from: int = 0
     """How deep the value nested when it is deeper than `MAX_DEPTH` (`message` is then
     cut there, `parity.core.depth`); 0 otherwise."""
+    long_int: int = 0
+    """The digits of the longest integer over `MAX_INT_DIGITS` (it stands as text in
+    `message`); 0 when none."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -70,13 +82,93 @@ def parse_line(line: Line) -> Parsed:
         return Parsed(raw, None, f"invalid UTF-8: {exc.reason} at byte {exc.start}")
     if not text.strip():
         return Parsed(raw, None, "empty line")
+    longest: list[int] = []
+
+    def integer(digits: str) -> Any:
+        # Python refuses (ValueError) integers of more than 4,300 digits, which JSON
+        # allows: converting them takes quadratic time. Such a number stands as text;
+        # the line stays whole, and the recording names the frame.
+        if len(digits) <= MAX_INT_DIGITS:
+            return int(digits)
+        longest.append(len(digits))
+        return f"<integer of {len(digits)} digits>"
+
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=integer)
     except (ValueError, RecursionError) as exc:
         return Parsed(raw, None, f"invalid JSON: {exc}")
     if may_be_deeper(text) and (levels := depth(value)) > MAX_DEPTH:
-        return Parsed(raw, cut(value), cut_from=levels)
-    return Parsed(raw, value)
+        return Parsed(raw, cut(value), cut_from=levels, long_int=max(longest, default=0))
+    return Parsed(raw, value, long_int=max(longest, default=0))
+
+
+_WS_CHARS = re.compile(rb"[ \t\r\n]*")
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_SCALAR = re.compile(rb"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null")
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|["\[\]{}]', re.S)
+UNREAD: Any = object()
+"""`head_members`' value of a member that is an array or object, or that the head cuts."""
+
+
+def head_members(head: bytes) -> dict[str, Any]:
+    """The top-level members of the JSON object a line too long to parse starts with,
+    read from its head: each scalar's value (`UNREAD` for an array or object), up to the
+    first member the head cuts off (`UNREAD` too). An oversize request or response
+    still names its id and method here when they come before its bulk, as JSON-RPC
+    writers put them, so the agent gets an answer and the step a reason
+    (`parity.driver.connection`)."""
+    found: dict[str, Any] = {}
+    pos = _ws(head, 0)
+    if head[pos : pos + 1] != b"{":
+        return found
+    pos += 1
+    while (key := _STRING.match(head, _ws(head, pos))) is not None:
+        pos = _ws(head, key.end())
+        if head[pos : pos + 1] != b":":
+            break
+        pos = _ws(head, pos + 1)
+        scalar = _STRING.match(head, pos) or _SCALAR.match(head, pos)
+        end = scalar.end() if scalar else _skip_nested(head, pos)
+        after = _ws(head, end) if end is not None else len(head)
+        try:
+            name = json.loads(key.group())
+            # Cut off, a number's digits or the member's end may be missing.
+            cut = after >= len(head)
+            found[name] = json.loads(scalar.group()) if scalar and not cut else UNREAD
+        except ValueError:
+            break
+        if cut:
+            break
+        if head[after : after + 1] != b",":
+            break
+        pos = after + 1
+    return found
+
+
+def _ws(head: bytes, pos: int) -> int:
+    """Where the whitespace at `pos` ends (the pattern matches everywhere)."""
+    found = _WS_CHARS.match(head, pos)
+    return found.end() if found else pos
+
+
+def _skip_nested(head: bytes, pos: int) -> int | None:
+    """Where the array or object at `pos` ends in `head`, or None when it does not."""
+    if head[pos : pos + 1] not in (b"[", b"{"):
+        return None
+    depth = 0
+    for token in _TOKEN.finditer(head, pos):
+        text = token.group()
+        if text == b'"':
+            return None  # a string the head cuts off
+        if text in (b"[", b"{"):
+            depth += 1
+        elif text in (b"]", b"}"):
+            depth -= 1
+            if depth == 0:
+                return token.end()
+        elif depth == 0:
+            return None
+    return None
 
 
 def classify(message: Any) -> Kind:

@@ -28,6 +28,10 @@ MAX_GARBAGE_FRAMES = 200
 frames per run. A garbage printer's later lines are only counted: its view, findings
 and snapshot stay small, and its real answers still get through (the frame limit would
 drop those too)."""
+MAX_REQUESTS_PAST_LIMIT = 1000
+"""The agent's own requests recorded and answered as the scenario says after the frame
+limit. Later ones are answered with an error (`jsonrpc.REFUSED`), unrecorded: the agent never
+waits for an answer that will not come, and memory stays bounded."""
 MAX_PROBLEMS_PER_KIND = 20
 """Garbage lines beyond this many are counted instead of listed one by one."""
 
@@ -43,16 +47,19 @@ def is_model_request(req: ModelRequest) -> bool:
     return req.method == "POST" and req.path.endswith(_MODEL_PATHS)
 
 
-def _answer(line: jsonrpc.Line) -> bool:
-    """Whether a line is a response (or a batch holding one): past the frame limit it is
-    still recorded and acted on, so an agent streaming a long answer, or flooding, never
-    turns the answer a step waits for into a timeout. Responses are as many as the
-    harness's requests, so memory stays bounded. A cheap test first: no `"id"`, none."""
+def _past_limit(line: jsonrpc.Line) -> str | None:
+    """What a line read past the frame limit still is: `response` (or a batch holding
+    one), `request` (the agent's own, or a batch holding one), else None. Both are
+    answers someone waits for: the step its response, the agent the client's answer;
+    an agent streaming a long answer, or flooding, must turn neither into a hang or a
+    timeout. A cheap test first: no `"id"`, neither."""
     if line.oversize or b'"id"' not in line.data:
-        return False
+        return None
     value = jsonrpc.parse_line(line).message
-    items = value if jsonrpc.is_batch(value) else [value]
-    return any(jsonrpc.classify(item) == "response" for item in items)
+    kinds = {jsonrpc.classify(item) for item in (value if jsonrpc.is_batch(value) else [value])}
+    if "response" in kinds:
+        return "response"
+    return "request" if "request" in kinds else None
 
 
 def _unusable(parsed: jsonrpc.Parsed) -> bool:
@@ -72,6 +79,13 @@ class Recording:
         self.t0 = time.monotonic()
         self.dropped = 0
         """Lines read after the frame limit (neither recorded nor acted on)."""
+        self.past_limit_requests = 0
+        """The agent's requests read after the frame limit (recorded and answered up to
+        `MAX_REQUESTS_PAST_LIMIT`)."""
+        self.refused = 0
+        """Requests of the agent the client answered with an error for a limit."""
+        self.refused_shown: list[str] = []
+        """The first few of them: method and why."""
         self.garbage = 0
         """Unusable lines read; only the first `MAX_GARBAGE_FRAMES` become frames."""
         self.problem_counts: dict[str, int] = {}
@@ -106,11 +120,18 @@ class Recording:
 
     def record_in(self, line: jsonrpc.Line, process: int) -> Frame | None:
         """Record a line read from `process`; None past `MAX_FRAMES` (the line is then
-        only counted in `dropped`, so a runaway agent cannot exhaust memory) and for
-        unusable lines past `MAX_GARBAGE_FRAMES` (counted in `garbage`)."""
-        if len(self.transcript.frames) >= MAX_FRAMES and not _answer(line):
-            self.dropped += 1
-            return None
+        only counted in `dropped`, so a runaway agent cannot exhaust memory; responses,
+        and the agent's requests up to `MAX_REQUESTS_PAST_LIMIT`, are still recorded) and
+        for unusable lines past `MAX_GARBAGE_FRAMES` (counted in `garbage`)."""
+        if len(self.transcript.frames) >= MAX_FRAMES:
+            kind = _past_limit(line)
+            if kind == "request":
+                self.past_limit_requests += 1
+            if kind is None or (
+                kind == "request" and self.past_limit_requests > MAX_REQUESTS_PAST_LIMIT
+            ):
+                self.dropped += 1
+                return None
         parsed = jsonrpc.parse_line(line)
         if _unusable(parsed):
             self.garbage += 1
@@ -129,7 +150,14 @@ class Recording:
         if parsed.error is not None:
             what = "oversize frame" if line.oversize else "non-JSON line"
             self.problem(what, f"frame {frame.seq}: {what} on stdout: {parsed.error}")
-        elif parsed.cut_from:
+        elif parsed.long_int:
+            self.problem(
+                "long number",
+                f"frame {frame.seq}: too long a number on stdout: an integer of"
+                f" {parsed.long_int} digits, over the {jsonrpc.MAX_INT_DIGITS} the harness"
+                " reads, stands as text (the line is kept whole)",
+            )
+        if parsed.cut_from:
             self.problem(
                 "too deep",
                 f"frame {frame.seq}: too deeply nested frame on stdout: JSON nested"
@@ -157,14 +185,30 @@ class Recording:
         if n <= MAX_PROBLEMS_PER_KIND:
             self.transcript.problems.append(text)
 
+    def refuse(self, why: str) -> None:
+        """Note a request of the agent the client answered with an error for a limit."""
+        self.refused += 1
+        if len(self.refused_shown) < 3:
+            self.refused_shown.append(why)
+
     def finish(self) -> None:
-        """The run's closing problems: frames past the limit, floods beyond the cap."""
+        """The run's closing problems: frames past the limit, requests refused for a
+        limit, floods beyond the cap."""
+        if self.refused:
+            # First, with the frame limit's: a limit explains what follows it.
+            shown = "; ".join(self.refused_shown) + ("; ..." if self.refused > 3 else "")
+            self.transcript.problems.insert(
+                0,
+                f"requests refused: {self.refused} request(s) of the agent were answered"
+                f" with error {jsonrpc.REFUSED} for a limit, not as the scenario says: {shown}",
+            )
         if self.dropped:
             # First: a limit reached explains what follows it (a step's missing update).
             self.transcript.problems.insert(
                 0,
                 f"frame limit ({MAX_FRAMES}) reached: {self.dropped} later line(s) from the"
-                " agent were read but not recorded or acted on (responses still were)",
+                " agent were read but not recorded or acted on (responses, and the agent's"
+                f" first {MAX_REQUESTS_PAST_LIMIT} requests, still were)",
             )
         if self.garbage > MAX_GARBAGE_FRAMES:
             self.transcript.problems.append(

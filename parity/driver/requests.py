@@ -14,7 +14,7 @@ from typing import Any
 from parity.core.transcript import StepRecord
 from parity.driver import jsonrpc
 from parity.driver.agent import AgentSlot
-from parity.driver.connection import AgentGone, Connection, id_key
+from parity.driver.connection import AgentGone, Connection, OversizeAnswer, id_key
 from parity.driver.recording import Recording
 from parity.driver.step_errors import NoResponse
 
@@ -57,6 +57,8 @@ class Requests:
             reply = await conn.response(fut, timeout)
         except AgentGone:
             raise await self.agent.gone(conn, record.label) from None
+        except OversizeAnswer as exc:
+            raise exc.named(record.label) from None
         except TimeoutError:
             raise NoResponse(
                 f"no response to {record.label} within the {which} timeout "

@@ -15,7 +15,7 @@ from typing import Any
 
 from parity.core.transcript import StepRecord
 from parity.driver import jsonrpc
-from parity.driver.connection import AgentGone, id_key
+from parity.driver.connection import AgentGone, OversizeAnswer, id_key
 from parity.driver.recording import ANY_SESSION
 from parity.driver.state import Run
 from parity.driver.step_errors import StepProblem
@@ -58,6 +58,8 @@ async def send_raw_step(run: Run, record: StepRecord, p: dict[str, Any], since: 
                     ) from None
     except AgentGone:
         raise await run.agent.gone(conn, record.label) from None
+    except OversizeAnswer as exc:
+        raise exc.named(record.label) from None
     finally:
         for id_ in ids:
             if conn.pending.get(id_key(id_)) is fut:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from parity.checks.diff import ParityReport, compare
 from parity.checks.expected import Judged, failure_block, judge
 from parity.checks.problems import run_problems
+from parity.core.printable import printable
 from parity.report.ledger import ItemRecord
 from parity.report.outcome import Outcome, Status
 from parity.report.rows import ExpectedRow, FindingsRow, MaskedRow, TargetExpect
@@ -150,6 +151,20 @@ def judge_run(
     return _verdict(scenario, target, record, status, "", None, snap, pending=False)
 
 
+def unjudged(scenario: Scenario, target: str, problem: str) -> Verdict:
+    """The verdict on a run that could not be judged (the checks' time limit reached
+    during the judgement, `parity.engine.postrun`; or an agent's data its rendering
+    could not follow): that problem, and nothing compared."""
+    record = ItemRecord()
+    reason = problem.split(":")[0]
+    text = (
+        f"{scenario.name}: the {target} run could not be judged; its snapshot was not"
+        f" compared\n\n  {printable(problem)}"
+    )
+    record.outcome = Outcome(scenario.name, "target", target, "fail", "", reason)
+    return Verdict("fail", reason, text, record, checked=False)
+
+
 @dataclass(frozen=True)
 class _Snapshot:
     """How the view compared with its snapshot: the item's status, reason and failure
@@ -232,7 +247,9 @@ def _snapshot(
     shown: Shown,
 ) -> _Snapshot:
     """Check (or, recording, write) the snapshot; only `parity record` writes."""
-    text = dump_view(result.view)
+    # The checks after the run wrote it once (`parity.engine.postrun`): a flood's YAML
+    # costs seconds per pass.
+    text = result.text if result.text is not None else dump_view(result.view)
     if policy.recording or recorded == text:
         created = policy.recording and recorded is None
         return _Snapshot("new" if created else "pass", "", None, SnapshotOutcome(text, True))
@@ -251,7 +268,7 @@ def _snapshot(
     )
     compared = compare(
         load_view(recorded),
-        load_view(text),
+        result.view if result.text is not None else load_view(text),
         profile=scenario.profile,
         diverge=[],
         ref_name="snapshot",

@@ -6,8 +6,9 @@ processes through a cache directory: under pytest-xdist, a target's snapshot ite
 parity items that need the same run may land on different workers, and a file lock per
 (scenario, target) makes sure the agent runs once per session, not once per item.
 
-Every run is also checked for conformance (`parity.checks.conformance`): the findings travel
-with the result, never into its view, so snapshots stay free of them (some peers send
+Every run is also checked for conformance (`parity.checks.conformance`), contained and
+bounded with its normalization (`parity.engine.postrun`): the findings travel with the
+result, never into its view, so snapshots stay free of them (some peers send
 late updates nondeterministically); the target's `conformance` policy decides what
 they do (see `parity.suite.target_item`).
 """
@@ -26,13 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from parity.checks.conformance import conformance_findings
 from parity.config.project import Config
 from parity.core.transcript import Transcript
 from parity.driver import orphans
 from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
+from parity.engine.postrun import check_run
 from parity.engine.store import read_view_at
 from parity.fakellm.parity_stream import catalog as served_catalog
 from parity.fakellm.run import Run
@@ -41,7 +42,6 @@ from parity.scenario.families import FAMILIES
 from parity.scenario.model import Scenario
 from parity.targets.launch import Launch, availability, plan, run_setup
 from parity.targets.spec import TargetSpec
-from parity.view.normalize import scripted_tool_call_ids, supplied_texts, view
 
 if TYPE_CHECKING:
     from parity.fakellm.upstream import Upstream
@@ -59,20 +59,12 @@ class RunResult:
     """Frames, steps, model requests, processes, problems."""
     findings: list[str]
     """Conformance findings of the run, rendered (`str(Finding)`), in frame order."""
-
-
-def normalized(scenario: Scenario, transcript: Transcript) -> Any:
-    """The view a snapshot holds for this run (masks for other targets are ignored by
-    `view` itself). A JSON round trip makes it the same plain data whether it was just
-    computed or read back from the session cache."""
-    data = view(
-        transcript,
-        scenario.profile,
-        scenario.masks,
-        scripted_ids=scripted_tool_call_ids(scenario),
-        supplied=supplied_texts(scenario),
-    )
-    return json.loads(json.dumps(data))
+    checks_seconds: float = 0.0
+    """Seconds its view and findings took, out of the checks' allowance
+    (`parity.engine.postrun`): the judgement gets what is left."""
+    text: str | None = None
+    """The view's snapshot YAML, when the checks wrote it (`dump_view(view)`; it reads
+    back as `view`, `tests/view/test_any_json.py`)."""
 
 
 def make_launcher(
@@ -230,20 +222,34 @@ class Runner:
             if path is not None and path.exists():
                 data = json.loads(path.read_text(encoding="utf-8"))
                 transcript = Transcript.from_dict(data["transcript"])
-                return RunResult(scenario.name, target, data["view"], transcript, data["findings"])
+                return RunResult(
+                    scenario.name,
+                    target,
+                    data["view"],
+                    transcript,
+                    data["findings"],
+                    data.get("checks_seconds", 0.0),
+                    data.get("text"),
+                )
             transcript = self.execute(scenario, target)
+            # Contained and bounded: the agent's data never crashes them, nor holds them.
+            checked = check_run(scenario, transcript)
             result = RunResult(
                 scenario.name,
                 target,
-                normalized(scenario, transcript),
+                checked.view,
                 transcript,
-                conformance_findings(transcript),
+                checked.findings,
+                checked.seconds,
+                checked.text,
             )
             if path is not None:
                 blob = {
                     "view": result.view,
                     "transcript": result.transcript.to_dict(),
                     "findings": result.findings,
+                    "checks_seconds": result.checks_seconds,
+                    "text": result.text,
                 }
                 tmp = path.with_suffix(".tmp")
                 tmp.write_text(json.dumps(blob, default=str), encoding="utf-8")

@@ -38,7 +38,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 
 from parity.checks.diff import compare
 from parity.config.project import Config
-from parity.engine.runner import Runner, normalized
+from parity.engine.postrun import normalized
+from parity.engine.runner import Runner
 from parity.explore.findings import (
     HARNESS_ERROR,
     Finding,

@@ -64,16 +64,28 @@ class ParityItem(ScenarioItem):
             known = self.state.known
         except ScenarioInvalid as exc:
             raise ScenarioFailure(f"known differences file is invalid:\n{exc}") from None
-        result = compare(
-            ref_view,
-            view,
-            profile=self.scenario.profile,
-            diverge=self.scenario.diverge,
-            ref_name=self.reference,
-            other_name=self.target,
-            scenario=self.scenario.name,
-            known=known,
-        )
+        from parity.engine.postrun import TimeLimit, compare_allowance, deadline
+
+        seconds = compare_allowance(ref_transcript, transcript)
+        try:
+            # Bounded like a run's own checks: two views of a flood are no reason to hang.
+            with deadline(seconds):
+                result = compare(
+                    ref_view,
+                    view,
+                    profile=self.scenario.profile,
+                    diverge=self.scenario.diverge,
+                    ref_name=self.reference,
+                    other_name=self.target,
+                    scenario=self.scenario.name,
+                    known=known,
+                )
+                rendered = "" if result.ok else result.render()
+        except TimeLimit:
+            raise ScenarioFailure(
+                f"{self.scenario.name}: {self.target} could not be compared with"
+                f" {self.reference}: check limit ({seconds:.3g} s) reached during the diff"
+            ) from None
         record = update(self.user_properties)
         record.known = Use(
             tuple(result.known_applied), tuple(result.known_used), tuple(result.known_unjudged)
@@ -99,4 +111,4 @@ class ParityItem(ScenarioItem):
             f"{self.scenario.name}: {self.target} differs from {self.reference} "
             f"({self.scenario.profile} profile)" + (f" [{notes}]" if notes else "")
         )
-        raise ScenarioFailure(failure_text(headline, result.render(), transcripts))
+        raise ScenarioFailure(failure_text(headline, rendered, transcripts))

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from parity.engine.judge import Policy, Shown, judge_run
+from parity.engine.judge import Policy, Shown, judge_run, unjudged
+from parity.engine.postrun import TimeLimit, deadline, judge_allowance, limit_problem
 from parity.engine.store import read_text, snapshot_path, write_pending
 from parity.suite.items import ScenarioFailure, ScenarioItem
 from parity.suite.options import pending_dir
@@ -58,7 +59,20 @@ class TargetItem(ScenarioItem):
         # Run, judge, record: the verdict decides, this item only reports it.
         result: RunResult = self.state.runner.result(self.scenario, target)
         recorded = read_text(config.recording(name, target))
-        verdict = judge_run(self.scenario, target, result, recorded, policy, shown)
+        # What is left of the checks' allowance bounds the judgement (the snapshot's
+        # diff and rendering): a limit reached, or an agent's data the rendering
+        # cannot follow, is the verdict's problem, never a hang or a traceback.
+        seconds = judge_allowance(result.transcript, result.checks_seconds)
+        try:
+            with deadline(seconds):
+                verdict = judge_run(self.scenario, target, result, recorded, policy, shown)
+        except TimeLimit:
+            problem = limit_problem(seconds, "the judgement", result.transcript)
+            verdict = unjudged(self.scenario, target, problem)
+        except Exception as exc:
+            verdict = unjudged(
+                self.scenario, target, f"the harness could not judge this run: {exc!r}"
+            )
         collected = self.state.ledger.collected
         if verdict.checked:
             collected.view(name, target, result.view, live=True)

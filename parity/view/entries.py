@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from parity.core.transcript import Frame
+from parity.core.transcript import SET_ASIDE, Frame
 from parity.view.tokens import Tokens
 
 AGENT_REQUEST_KINDS: dict[str, str] = {
@@ -80,9 +80,12 @@ class Entries:
     def classify(self, f: Frame) -> tuple[str, Any]:
         """(bucket, entry) for one frame that is not the step's own request/response."""
         if f.parse_error is not None or f.oversize:
-            entry: dict[str, Any] = {"unparsable": _head(self.tokens.scrub_text(f.raw))}
+            # A line the harness set aside after the run (`parity.engine.postrun`) is
+            # no line the agent got wrong: it says so.
+            key = "set_aside" if f.parse_error and f.parse_error.startswith(SET_ASIDE) else ""
+            entry: dict[str, Any] = {key or "unparsable": _head(self.tokens.scrub_text(f.raw))}
             if f.direction == "out":
-                entry = {"sent_raw": entry["unparsable"]}
+                entry = {"sent_raw": entry[key or "unparsable"]}
             if f.oversize:
                 entry["oversize"] = True
             return "note", entry

@@ -10,10 +10,11 @@ uses `merge_chunks` to compare streamed text.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, TypeGuard
 
-from parity.core.exact import json_equal
+from parity.core.exact import exact_key, json_equal
 from parity.view.tokens import hashable
 
 CHUNK_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
@@ -163,7 +164,9 @@ def _fold_tools(updates: list[Any]) -> list[Any]:
         if kind not in ("tool_call", "tool_call_update") or not hashable(u.get("toolCallId")):
             out.append(u)
             continue
-        key = (u.get("session"), u.get("toolCallId"))
+        # The session is a token, or (an agent's junk sessionId) any JSON value; ids of
+        # two JSON types (`1`, `true`) are two calls.
+        key = (_value_key(u.get("session")), exact_key(u.get("toolCallId")))
         if key not in state:
             state[key] = {**u, "sessionUpdate": "tool_call"}
             out.append(state[key])
@@ -174,6 +177,13 @@ def _fold_tools(updates: list[Any]) -> list[Any]:
             )
     folded = {id(entry) for entry in state.values()}
     return [_update_order(u) if id(u) in folded else u for u in out]
+
+
+def _value_key(value: Any) -> Any:
+    """A hashable key for any JSON value, telling JSON types apart."""
+    if hashable(value):
+        return exact_key(value)
+    return json.dumps(value, sort_keys=True)
 
 
 def _update_order(update: dict[str, Any]) -> dict[str, Any]:

@@ -123,6 +123,7 @@ class Tokens:
         # its root spelled in the text. A flood of 200,000 chunks is mostly text without.
         self._any_path = re.compile("|".join(map(re.escape, roots))) if roots else None
         self._long: list[tuple[str, str]] = []
+        self._long_sorted = True
 
     def register(self, kind: str, value: Any) -> str:
         """Give `value` the next token of `kind` unless it has one; return the token."""
@@ -131,8 +132,10 @@ class Tokens:
         if key not in table:
             table[key] = f"<{kind}:{len(table) + 1}>"
             if isinstance(value, str) and len(value) >= SUBSTRING_MIN:
+                # Sorted when next used (`scrub_text`): sorting on every one made an
+                # agent's 20,000 distinct UUIDs cost 24 s (quadratic).
                 self._long.append((value, table[key]))
-                self._long.sort(key=lambda pair: -len(pair[0]))
+                self._long_sorted = False
         return table[key]
 
     def lookup(self, kind: str, value: Any) -> Any:
@@ -205,6 +208,9 @@ class Tokens:
 
     def scrub_text(self, text: str) -> str:
         """Replace long ids, machine paths and ISO timestamps inside free text."""
+        if not self._long_sorted:
+            self._long.sort(key=lambda pair: -len(pair[0]))  # stable: first seen first
+            self._long_sorted = True
         for raw, token in self._long:
             if raw in text:
                 text = text.replace(raw, token)

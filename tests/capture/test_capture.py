@@ -17,7 +17,8 @@ from parity.capture.session import CaptureRefused, Outcome, capture
 from parity.config.project import load_config
 from parity.core.transcript import ModelRequest, Transcript
 from parity.driver import run as driver_run
-from parity.engine.runner import Runner, normalized
+from parity.engine.postrun import normalized
+from parity.engine.runner import Runner
 from parity.fakellm.dialects import dialect_of
 from parity.fakellm.run import Run
 from parity.fakellm.thread import FakeLLMThread

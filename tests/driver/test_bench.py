@@ -39,4 +39,5 @@ def test_bench_flood_answers_the_prompt_and_validates_per_shape() -> None:
     assert lines[0] == "flood of 2000 updates: 2006 frames recorded"
     assert lines[1].startswith("  prompt answered: True;")
     assert "(one per shape)" in lines[2]
-    assert lines[-1].lstrip().startswith("total")
+    assert lines[-1].lstrip().startswith("end to end")
+    assert "verdicts: no snapshot fail, matches pass, drifted fail" in done.stdout
