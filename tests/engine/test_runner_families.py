@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from parity.config.project import load_config
-from parity.engine.runner import Runner, normalized
+from parity.engine.postrun import normalized
+from parity.engine.runner import Runner
 from parity.scenario.load import build_scenario
 
 REPO = Path(__file__).resolve().parents[2]
