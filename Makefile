@@ -45,8 +45,15 @@ parity: $(STAMP) $(SCHEMA)
 ## hides the "N workers [M items]" line that says collection (some 30 s per worker) is
 ## over; count-style progress says how far the run is, and unbuffered output shows
 ## it as it happens when make's output goes to a pipe or a CI log.
+## --dist loadgroup: the tests that share a module-scoped fixture, and the items of one
+## scenario file, each run on one worker; the subprocess-heavy tests start first
+## (tests/support/schedule.py). Bytecode is cached in .cache/pycache even where
+## PYTHONDONTWRITEBYTECODE is set: every `parity` subprocess of the suite would
+## otherwise compile the project, and pytest rewrite every test module, from source
+## (docs/performance.md, "make test").
+PYCACHE = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/.cache/pycache
 test: $(STAMP) $(SCHEMA)
-	PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --no-header -o console_output_style=count $(if $(LIVE),--require-live $(LIVE))
+	$(PYCACHE) PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --dist loadgroup --no-header -o console_output_style=count $(if $(LIVE),--require-live $(LIVE))
 	node --test tests/adapters/
 
 ## make explore: `parity explore` on the pairs that must agree, a fixed number of examples

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from parity.fakellm.server import FakeLLM
+from tests.support import schedule
 from tests.support.project import GHOST, TEXT_SCENARIO, Project, mini_target
 
 
@@ -34,3 +36,27 @@ def project(tmp_path: Path) -> Project:
     proj.write("parity.toml", mini_target("mini") + mini_target("mini-b") + GHOST)
     proj.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
     return proj
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow first (`tests.support.schedule.rank`); a stable sort, so the order within a
+    rank is the collection order."""
+    items.sort(key=lambda item: schedule.rank(item.nodeid))
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under `--dist loadgroup` (make test): xdist's scope scheduling, with the groups of
+    `tests.support.schedule.scope`."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+
+    root = Path(str(config.rootpath))
+    grouped = schedule.grouped_modules(root, (root / "tests").rglob("test_*.py"))
+
+    class Grouped(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return schedule.scope(nodeid, grouped)
+
+    return Grouped(config, log)

@@ -738,6 +738,33 @@ def test_the_cli_loads_no_hypothesis() -> None:
     assert done.stdout.strip() == "False", done.stderr
 
 
+def test_a_parity_run_loads_no_hypothesis(tmp_path: Path) -> None:
+    """Nor does the pytest session `parity run` starts: Hypothesis's pytest plugin would
+    import all of Hypothesis at the end of it (0.7 s of CPU a run where bytecode is not
+    written), and no scenario item is a Hypothesis test."""
+    import subprocess
+    import sys
+
+    from tests.support.project import TEXT_SCENARIO, Project, child_env, mini_target
+
+    project = Project(tmp_path / "proj")
+    project.write("parity.toml", mini_target("mini") + mini_target("mini-b"))
+    project.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
+    code = (
+        "import sys\nfrom parity.cli.main import main\n"
+        "code = main(['record', '-q'])\nprint(code, 'hypothesis' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=project.root,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines()[-1] == "0 False", done.stdout + done.stderr
+
+
 # -- the layers an architecture doc declares ----------------------------------------------
 
 

@@ -17,6 +17,12 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
     given = [scenario_path(config, s) for s in args.scenarios] or default_paths(config)
     paths = [str(p) for p in given]
     out = [*paths, "-p", "parity.suite.plugin", "--parity-root", str(config.root)]
+    # Hypothesis's pytest plugin imports all of Hypothesis at the end of every session
+    # (its terminal summary), and pytest assertion-rewrites every module of a plugin's
+    # distribution: 0.1 s a run with bytecode cached, 0.7 s of CPU where it cannot be
+    # (PYTHONDONTWRITEBYTECODE), for nothing, as no scenario item is a Hypothesis test
+    # (docs/performance.md, "The test suite's slowest tests").
+    out += ["-p", "no:hypothesispytest"]
     # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
     out += ["--rootdir", str(config.root)]
     # pytest's own header (platform, plugin settings) says nothing about the agents and

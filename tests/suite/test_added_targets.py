@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
-from tests.support.project import TEXT_SCENARIO, Project, mini_target
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.support.project import GHOST, TEXT_SCENARIO, Project, mini_target
 
 ONLY_MINI = TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [mini]")
 
 
-def test_added_target_gets_a_parity_check_against_the_reference(project: Project) -> None:
+@pytest.fixture(scope="module")
+def mini_recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The conftest's project with `demo/text` for mini alone, recorded once for the
+    module (mini's own snapshot); each test that starts there works on a copy."""
+    project = Project(tmp_path_factory.mktemp("added") / "proj")
+    project.write("parity.toml", mini_target("mini") + mini_target("mini-b") + GHOST)
     project.write("scenarios/demo/text.yaml", ONLY_MINI)
-    assert project.parity("record").returncode == 0  # mini's own snapshot
+    assert project.parity("record").returncode == 0
+    return project.root
+
+
+@pytest.fixture
+def only_mini(mini_recorded: Path, tmp_path: Path) -> Project:
+    project = Project(tmp_path / "proj")
+    shutil.copytree(mini_recorded, project.root)
+    return project
+
+
+def test_added_target_gets_a_parity_check_against_the_reference(only_mini: Project) -> None:
+    project = only_mini
     done = project.parity("run", "--targets", "+mini-b")
     out = done.stdout + done.stderr
     assert done.returncode == 0, out
@@ -18,9 +40,8 @@ def test_added_target_gets_a_parity_check_against_the_reference(project: Project
     assert not project.snapshot("demo/text", "mini-b").exists()  # run never writes
 
 
-def test_added_target_that_differs_fails_its_parity_check(project: Project) -> None:
-    project.write("scenarios/demo/text.yaml", ONLY_MINI)
-    assert project.parity("record").returncode == 0
+def test_added_target_that_differs_fails_its_parity_check(only_mini: Project) -> None:
+    project = only_mini
     with open(project.root / "parity.toml", "a") as toml:
         toml.write(mini_target("noisy", extra_env='MINI_NOISE = "1"'))
     done = project.parity("run", "--targets", "+noisy")
@@ -105,9 +126,8 @@ reason = "noisy adds a random nonce to its initialize result"
 """
 
 
-def test_a_target_tables_own_known_difference_explains_its_difference(project: Project) -> None:
-    project.write("scenarios/demo/text.yaml", ONLY_MINI)
-    assert project.parity("record").returncode == 0
+def test_a_target_tables_own_known_difference_explains_its_difference(only_mini: Project) -> None:
+    project = only_mini
     with open(project.root / "parity.toml", "a") as toml:
         toml.write(mini_target("noisy", extra_env='MINI_NOISE = "1"') + NOISY_KNOWN)
     done = project.parity("run", "--targets", "+noisy")
@@ -116,9 +136,8 @@ def test_a_target_tables_own_known_difference_explains_its_difference(project: P
     assert "::parity[noisy~mini] PASSED" in out
 
 
-def test_a_broken_table_entry_names_the_table_and_key(project: Project) -> None:
-    project.write("scenarios/demo/text.yaml", ONLY_MINI)
-    assert project.parity("record").returncode == 0
+def test_a_broken_table_entry_names_the_table_and_key(only_mini: Project) -> None:
+    project = only_mini
     broken = NOISY_KNOWN.replace('others = "absent"', 'others = "gone"')
     with open(project.root / "parity.toml", "a") as toml:
         toml.write(mini_target("noisy", extra_env='MINI_NOISE = "1"') + broken)
@@ -128,9 +147,8 @@ def test_a_broken_table_entry_names_the_table_and_key(project: Project) -> None:
     assert "target 'noisy': known_differences[0].sides.others" in out, out
 
 
-def test_review_with_an_added_target_reviews_it(project: Project) -> None:
-    project.write("scenarios/demo/text.yaml", ONLY_MINI)
-    assert project.parity("record").returncode == 0
+def test_review_with_an_added_target_reviews_it(only_mini: Project) -> None:
+    project = only_mini
     done = project.parity("review", "--targets", "+mini-b", "--accept-all")
     out = done.stdout + done.stderr
     assert done.returncode == 0, out

@@ -1,15 +1,20 @@
 """What `parity run` prints by default: short when green, failures and their diffs
 first, every skip reason once in full; unused snapshots fail a whole-suite run under CI.
 
-Each test runs the real CLI in a throwaway project (`tests.support.project`), without
-`-v` (the helper adds it for the other tests) unless it checks `-v` itself.
+Each test runs the real CLI in a copy of one throwaway project (`tests.support.project`),
+recorded once for the module, without `-v` (the helper adds it for the other tests)
+unless it checks `-v` itself.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
-from tests.support.project import TEXT_SCENARIO, Project
+import pytest
+
+from tests.support.project import GHOST, TEXT_SCENARIO, Project, mini_target
 
 GHOSTED = TEXT_SCENARIO.replace("targets: [mini, mini-b]", "targets: [ghost, mini]")
 
@@ -17,17 +22,28 @@ GREEN_LINES = 30
 """A green run of the small project below: 5 scenarios, 3 targets, 2 skip reasons."""
 
 
-def _small_project(project: Project) -> None:
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small project below, recorded once for the module (each test works on a copy)."""
+    project = Project(tmp_path_factory.mktemp("terminal") / "proj")
+    project.write("parity.toml", mini_target("mini") + mini_target("mini-b") + GHOST)
     for name in ("a", "b", "c"):
         project.write(f"scenarios/demo/{name}.yaml", TEXT_SCENARIO)
     project.write("scenarios/other/ghost-1.yaml", GHOSTED)
     project.write("scenarios/other/ghost-2.yaml", GHOSTED)
-    project.root.joinpath("scenarios/demo/text.yaml").unlink()
     assert project.parity("record").returncode == 0
+    return project.root
 
 
-def test_a_green_run_is_short_and_has_no_per_item_lines(project: Project) -> None:
-    _small_project(project)
+@pytest.fixture
+def small(recorded: Path, tmp_path: Path) -> Project:
+    project = Project(tmp_path / "proj")
+    shutil.copytree(recorded, project.root)
+    return project
+
+
+def test_a_green_run_is_short_and_has_no_per_item_lines(small: Project) -> None:
+    project = small
     done = project.parity("run", verbose=False)
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
@@ -45,8 +61,8 @@ def test_a_green_run_is_short_and_has_no_per_item_lines(project: Project) -> Non
     assert "demo/a         pass" in verbose.stdout  # the whole table, a row per scenario
 
 
-def test_a_drifted_snapshot_shows_its_diff_before_any_summary_table(project: Project) -> None:
-    _small_project(project)
+def test_a_drifted_snapshot_shows_its_diff_before_any_summary_table(small: Project) -> None:
+    project = small
     snap = project.snapshot("demo/b", "mini-b")
     snap.write_text(snap.read_text().replace("hello there", "hello THERE"))
     done = project.parity("run", verbose=False)
@@ -59,8 +75,8 @@ def test_a_drifted_snapshot_shows_its_diff_before_any_summary_table(project: Pro
     assert not re.search(r"^demo/a ", out, re.M)  # a passing scenario's row is left to -v
 
 
-def test_every_skip_reason_is_stated_once_in_full(project: Project) -> None:
-    _small_project(project)
+def test_every_skip_reason_is_stated_once_in_full(small: Project) -> None:
+    project = small
     done = project.parity("run", verbose=False)
     out = done.stdout
     assert "skipped: 4 item(s), 2 reason(s)" in out, out
@@ -70,8 +86,8 @@ def test_every_skip_reason_is_stated_once_in_full(project: Project) -> None:
     assert f"2 parity[mini~ghost]: {reason}" in " ".join(out.split())  # wrapped, not cut
 
 
-def test_an_unused_snapshot_fails_a_whole_suite_run_under_ci(project: Project) -> None:
-    _small_project(project)
+def test_an_unused_snapshot_fails_a_whole_suite_run_under_ci(small: Project) -> None:
+    project = small
     project.write("snapshots/demo/retired/mini.yaml", "steps: []\n")  # a scenario gone
     project.write("snapshots/demo/a/dropped.yaml", "steps: []\n")  # a target gone
     done = project.parity("run", ci=True, verbose=False)
