@@ -52,7 +52,9 @@ class TurnStart(TypedDict):
     turn: int
 
 
-ContextSource = Literal["workspace-instructions", "runtime-context", "repeat-reminder"]
+ContextSource = Literal[
+    "workspace-instructions", "runtime-context", "repeat-reminder", "job-notice"
+]
 
 
 class UserMessage(TypedDict):

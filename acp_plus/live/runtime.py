@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from acp_plus.core.llm.base import ModelInfo, Provider, Router
     from acp_plus.core.store import SessionStore
     from acp_plus.core.tools.base import Tool
+    from acp_plus.core.tools.job_table import JobTable
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,8 @@ class Runtime:
     context: ContextSettings = field(default_factory=ContextSettings)
     """What each session adds to the model's view (system prompt, runtime context,
     workspace instructions)."""
+    jobs: JobTable | None = None
+    """The background jobs `bash` starts and the job tools read, when built-in tools run."""
 
     async def catalog(self) -> list[model_control.ProviderCatalog]:
         """Provider catalogs in the shape `model_control` reads."""
@@ -124,7 +127,10 @@ async def build_runtime(config: Config) -> Runtime:
 
     attachments = AttachmentStore.under_home(config.home)
     providers: list[Provider] = []
-    tools: list[Tool] = list(builtin_tools(config.home)) if config.builtin_tools else []
+    from acp_plus.core.tools.job_table import JobTable
+
+    jobs = JobTable() if config.builtin_tools else None
+    tools: list[Tool] = list(builtin_tools(config.home, jobs)) if jobs is not None else []
     for spec in config.providers:
         if spec.api == "parity-stream":
             from acp_plus.core.llm.parity_stream import ParityStreamProvider
@@ -166,7 +172,7 @@ async def build_runtime(config: Config) -> Runtime:
         instructions=config.workspace_context,
         home=config.home,
     )
-    return Runtime(router, tools, SessionStore(config.home), attachments, context)
+    return Runtime(router, tools, SessionStore(config.home), attachments, context, jobs)
 
 
 class SharedRuntime:

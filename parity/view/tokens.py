@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from parity.core.exact import exact_key
+from parity.core.job_ids import JOB_ID, scrub_spill_paths
 
 TIME = "<time>"
 DATE = "<date>"
@@ -138,17 +139,20 @@ class Tokens:
             self.register(kind, item)
 
     def discover_uuids(self, value: Any) -> None:
-        """Register every UUID inside any string of `value` that has no token yet."""
+        """Register every UUID inside any string of `value` that has no token yet, and every
+        background job id (`JOB_ID`)."""
         if isinstance(value, dict):
             for v in value.values():
                 self.discover_uuids(v)
         elif isinstance(value, list):
             for v in value:
                 self.discover_uuids(v)
-        elif isinstance(value, str) and len(value) >= 36:
-            for found in UUID.findall(value):
+        elif isinstance(value, str) and len(value) >= 21:
+            for found in UUID.findall(value) if len(value) >= 36 else ():
                 if not any(exact_key(found) in table for table in self._by_kind.values()):
                     self.register("uuid", found)
+            for found in JOB_ID.findall(value):
+                self.register("job", found)
 
     def scrub(self, value: Any, key: str | None = None) -> Any:
         """`value` with ids, machine paths and times replaced (a new object)."""
@@ -180,6 +184,7 @@ class Tokens:
         if self._any_path is not None and self._any_path.search(text):
             for pattern, token in self._paths:
                 text = pattern.sub(token, text)
+        text = scrub_spill_paths(text)
         if not _DIGIT.search(text):
             return text  # times, pids and dates all hold a digit
         text = ISO_TIME.sub(TIME, text)

@@ -27,10 +27,13 @@ from acp_plus.core.sandbox import (
     write_escalation,
 )
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
-from acp_plus.core.tools.bash import BashTool
+from acp_plus.core.tools.bash_family import bash_tools
 from acp_plus.core.tools.file_text import decode_text, encode_text, is_crlf, split_bom, to_crlf
 from acp_plus.core.tools.fileio import open_regular, read_regular, replace_file
+from acp_plus.core.tools.job_table import JobTable
+from acp_plus.core.tools.jobs_family import job_tools
 from acp_plus.core.tools.proctree import agent_pids
+from acp_plus.core.tools.todo_family import todo_tools
 
 READ_CAP = 256 * 1024
 
@@ -257,11 +260,20 @@ class EditTool(_FileTool):
         return ToolResult.text(f"replaced {count if replace_all else 1} occurrence(s) in {path}")
 
 
-def builtin_tools(home: Path | None = None) -> list[Tool]:
-    """The built-in tools, in the order the model sees them; the file tools refuse
-    everything under `home` (the agent's state directory), and `bash` cannot see it."""
+def builtin_tools(home: Path | None = None, jobs: JobTable | None = None) -> list[Tool]:
+    """The built-in tools: the file tools, `bash` and the job tools over `jobs` (a table
+    of their own when none is given), `todo_write`; the file tools refuse everything
+    under `home` (the agent's state directory), and `bash` cannot see it."""
     homes = () if home is None else (home,)
-    return [ReadTool(homes), WriteTool(homes), EditTool(homes), BashTool(homes)]
+    table = JobTable() if jobs is None else jobs
+    return [
+        ReadTool(homes),
+        WriteTool(homes),
+        EditTool(homes),
+        *bash_tools(table, homes),
+        *job_tools(table),
+        *todo_tools(),
+    ]
 
 
 __all__ = [

@@ -1,0 +1,48 @@
+"""Background job ids as DSH makes them (`bash-` and 16 random hex digits), and the
+random names of its spill files.
+
+They are random per run, like a UUID: the normalized view numbers them `<job:n>`
+(`parity.view.tokens`), and a scripted answer names the run's n-th job by the same
+token (`parity.fakellm.script`), since a script cannot know the id in advance.
+"""
+
+from __future__ import annotations
+
+import re
+
+SPILL_FILES = (
+    (
+        re.compile(r"dsh-subprocess-[A-Za-z0-9_]+/dsh-subprocess-\d+-(\d+)-[0-9a-f]{12}-"),
+        r"dsh-subprocess-<random>/dsh-subprocess-<pid>-\1-<random>-",
+    ),
+    (
+        re.compile(r"dsh-spill-[A-Za-z0-9_]+/session-[0-9a-f]{12}/[0-9a-f]{12}-"),
+        "dsh-spill-<random>/session-<session>/<random>-",
+    ),
+)
+"""Where DSH keeps the full output of a long command (`dsh-subprocess-*`) and of an
+oversized tool result (`dsh-spill-*`): random directory and file names, like a job id,
+that `parity.view.tokens` rewrites so such a run records stably (the counter of the
+command's spawn and the stream's name stay)."""
+
+JOB_ID = re.compile(r"(?<![\w-])(?:bash|pwsh)-[0-9a-f]{16}(?![\w-])")
+JOB_TOKEN = re.compile(r"<job:(\d+)>")
+
+
+def scrub_spill_paths(text: str) -> str:
+    """`text` with the random parts of DSH's spill file names replaced (`SPILL_FILES`)."""
+    if "dsh-" not in text:
+        return text
+    for pattern, replacement in SPILL_FILES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def expand_jobs(text: str, ids: list[str]) -> str:
+    """`text` with `<job:n>` made `ids[n - 1]`; a token past the end stays as written."""
+    return JOB_TOKEN.sub(lambda m: ids[int(m[1]) - 1] if 0 < int(m[1]) <= len(ids) else m[0], text)
+
+
+def job_ids(texts: list[str] | tuple[str, ...]) -> list[str]:
+    """The job ids named in `texts`, in order of first appearance."""
+    return list(dict.fromkeys(found for text in texts for found in JOB_ID.findall(text)))
