@@ -146,7 +146,10 @@ class BashTool:
         arguments ask nothing (`run` reports them, as native does before any approval)."""
         if arguments_error(PARAMETERS, args) or validate(args):
             return None
-        wanted = escalation(args, ctx.sandbox)
+        try:
+            wanted = escalation(args, ctx.sandbox)
+        except ValueError:
+            return None  # `run` says why, as native does, and nobody is asked
         return None if wanted is None else escalation_reason(wanted, str(args["justification"]))
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
