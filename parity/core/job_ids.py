@@ -1,5 +1,5 @@
-"""Background job ids as DSH makes them (`bash-` and 16 random hex digits), and the
-random names of its spill files.
+"""Background job ids as DSH makes them (`bash-` and 16 random hex digits; 0.1.0-rc.8:
+`bash-` and a count), and the random names of its spill files.
 
 They are random per run, like a UUID: the normalized view numbers them `<job:n>`
 (`parity.view.tokens`), and a scripted answer names the run's n-th job by the same
@@ -25,7 +25,9 @@ oversized tool result (`dsh-spill-*`): random directory and file names, like a j
 that `parity.view.tokens` rewrites so such a run records stably (the counter of the
 command's spawn and the stream's name stay)."""
 
-JOB_ID = re.compile(r"(?<![\w-])(?:bash|pwsh)-[0-9a-f]{16}(?![\w-])")
+JOB_ID = re.compile(r"(?<![\w-])(?:bash|pwsh)-(?:[0-9a-f]{16}|[1-9]\d*)(?![\w-]|\.\d)")
+"""0.2.1-rc.2's ids (16 random hex digits) and 0.1.0-rc.8's (`bash-1`, counted per
+process, so they depend on what else the process ran)."""
 JOB_TOKEN = re.compile(r"<job:(\d+)>")
 
 

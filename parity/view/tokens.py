@@ -147,7 +147,7 @@ class Tokens:
         elif isinstance(value, list):
             for v in value:
                 self.discover_uuids(v)
-        elif isinstance(value, str) and len(value) >= 21:
+        elif isinstance(value, str) and len(value) >= 6:
             for found in UUID.findall(value) if len(value) >= 36 else ():
                 if not any(exact_key(found) in table for table in self._by_kind.values()):
                     self.register("uuid", found)
@@ -185,6 +185,9 @@ class Tokens:
             for pattern, token in self._paths:
                 text = pattern.sub(token, text)
         text = scrub_spill_paths(text)
+        if "-" in text and self._by_kind.get("job"):
+            # Short ids (0.1.0-rc.8's `bash-1`) are no `_long` substrings: by pattern.
+            text = JOB_ID.sub(lambda m: str(self.lookup("job", m[0])), text)
         if not _DIGIT.search(text):
             return text  # times, pids and dates all hold a digit
         text = ISO_TIME.sub(TIME, text)

@@ -13,6 +13,10 @@ def test_job_ids_are_numbered_in_order_of_first_appearance() -> None:
     )
     text = "bash-fedcba0987654321 then bash-1234567890abcdef"
     assert tokens.scrub_text(text) == "<job:2> then <job:1>"
+    rc8 = Tokens({})
+    rc8.discover_uuids({"a": "started background job bash-2; bash-5.1 is a version"})
+    assert rc8.scrub_text("job bash-2 [bash] running") == "job <job:1> [bash] running"
+    assert rc8.count("job") == 1
     fresh = Tokens({})
     fresh.discover_uuids({"a": "bash-1234567890abcdef0 is no job id, nor xbash-1234567890abcdef"})
     assert fresh.count("job") == 0

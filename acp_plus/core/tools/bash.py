@@ -65,6 +65,7 @@ from acp_plus.core.tools.bash_text import (
 )
 from acp_plus.core.tools.job_table import Job, JobError, JobTable, Outcome
 from acp_plus.core.tools.procs import kill_tree, read_status, spawn_split
+from acp_plus.core.tools.spill import private_dir
 
 _spill_dir: Path | None = None
 _spill_count = 0
@@ -74,7 +75,7 @@ def _spill_file(channel: str) -> Path:
     # One directory per agent process, one file per cut stream (named like native's).
     global _spill_dir, _spill_count
     if _spill_dir is None:
-        _spill_dir = Path(tempfile.mkdtemp(prefix="dsh-subprocess-"))
+        _spill_dir = private_dir("dsh-subprocess-")
     _spill_count += 1
     name = f"dsh-subprocess-{os.getpid()}-{_spill_count}-{secrets.token_hex(6)}-{channel}.log"
     return _spill_dir / name

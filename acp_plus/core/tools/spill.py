@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import string
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -107,10 +108,26 @@ def retain(texts: list[str], budget: int) -> tuple[list[str], list[str]]:
     return head, tail
 
 
+def private_dir(prefix: str) -> Path:
+    """A fresh 0700 directory in the temp dir named as Node's `mkdtemp` names one (six
+    letters or digits after `prefix`): the model reads the path, and its length counts
+    towards the spill-policy's budget like any text."""
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        path = Path(tempfile.gettempdir()) / (
+            prefix + "".join(secrets.choice(alphabet) for _ in range(6))
+        )
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return path
+
+
 def _save(session_id: str, tool: str, content: str) -> str:
     global _root
     if _root is None:
-        _root = Path(tempfile.mkdtemp(prefix="dsh-spill-"))
+        _root = private_dir("dsh-spill-")
     folder = _root / f"session-{hashlib.sha256(session_id.encode()).hexdigest()[:12]}"
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"{secrets.token_hex(6)}-{tool}.txt"
