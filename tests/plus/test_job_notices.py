@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from feature_support import open_session, prompt, updates
-from plus_agent import WorldFactory, raw_agent
+from plus_agent import WorldFactory, raw_agent, wait_for
 
 SANDBOX = 'sandbox = "danger-full-access"\n'
 NOTICE = "(bash: sleep 0.3; echo first) finished [status: completed, exit code: 0]."
@@ -55,3 +55,22 @@ async def test_an_idle_session_wakes_for_the_notice(world: WorldFactory) -> None
     woken = w.model_requests()[-1]["messages"]
     assert woken[-1]["role"] == "user" and NOTICE in _texts(woken[-1])
     assert json.dumps(woken).count(NOTICE) == 1  # once, in the turn it opened
+
+
+async def test_a_prompt_during_the_woken_turn_waits_for_it(world: WorldFactory) -> None:
+    # The woken turn streams slowly; the user's next prompt arrives meanwhile and is
+    # served after it, as a prompt after any turn is (not refused as a second turn).
+    slow = {"text": "noted", "delay_ms": 300}
+    llm = [{"tool_calls": [_background("bg")]}, {"text": "started"}, slow, {"text": "second"}]
+    w = world(llm=llm, builtin_tools=True, profile="plus", extra_config=SANDBOX)
+    async with raw_agent(w) as agent:
+        session_id, _ = await open_session(agent, w)
+        answer, _ = await prompt(agent, session_id, "go")
+        assert answer["result"] == {"stopReason": "end_turn"}
+        await wait_for(lambda: len(w.model_requests()) == 3, timeout=10.0)
+        again, frames = await prompt(agent, session_id, "again")
+    assert again["result"] == {"stopReason": "end_turn"}, again
+    texts = "".join(
+        u["content"]["text"] for u in updates(frames) if u["sessionUpdate"] == "agent_message_chunk"
+    )
+    assert texts.endswith("second")
