@@ -30,6 +30,7 @@ from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools.backend import SWITCH, find_backend
 from acp_plus.core.tools.base import ToolContext
 from acp_plus.core.tools.bash import BashTool
+from acp_plus.core.tools.job_table import JobTable
 
 SIDES = ("bwrap", "landlock", "none")
 
@@ -40,7 +41,7 @@ async def _once(tool: BashTool, workspace: Path, side: str, command: str) -> flo
         os.environ[SWITCH] = side
     ctx = ToolContext("bench", workspace, "call", 1, mode)
     started = time.perf_counter()
-    result = await tool.run({"command": command}, ctx)
+    result = await tool.run({"description": "Benchmark command", "command": command}, ctx)
     elapsed = time.perf_counter() - started
     if result.is_error:
         raise RuntimeError(f"{side}: {result.content[0]['text']}")
@@ -59,7 +60,7 @@ def usable_sides() -> list[str]:
 
 async def measure(rounds: int, command: str, sides: list[str]) -> dict[str, list[float]]:
     """Seconds per call of each side, and per-round ratios `<side>/none`."""
-    tool = BashTool()
+    tool = BashTool(JobTable())
     times: dict[str, list[float]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)

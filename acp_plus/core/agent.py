@@ -4,8 +4,7 @@ Every state change is a committed event (`core/store.py`), and `on_event` is cal
 synchronously, in commit order, right after each commit; the ACP projection reads
 nothing else. Cancellation (`Agent.cancel()` or cancelling the task awaiting
 `run_turn`) aborts the model stream or the running tool, commits the streamed prefix,
-and ends the turn `aborted`; it never waits on a tool that ignores it for longer than
-`cancel_grace` seconds.
+and ends the turn `aborted`; it never waits longer than `cancel_grace` seconds on a tool.
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ from acp_plus.core.tool_arguments import (
     parse_arguments,
 )
 from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
+from acp_plus.core.tools.spill import bound
 
 log = logging.getLogger(__name__)
 
@@ -98,8 +98,7 @@ class Agent:
         self._hooked: list[ev.UserMessage] = []  # hooks' context of the running call
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
-        # Turn tasks that ignored cancellation past `cancel_grace`; their late commits
-        # are dropped so they cannot interleave with later turns.
+        # Turn tasks that ignored cancellation past `cancel_grace`: late commits dropped.
         self._orphans: set[asyncio.Task[Any]] = set()
 
     # -- state -------------------------------------------------------------------------
@@ -158,22 +157,23 @@ class Agent:
         self._inner.cancel()
         return True
 
-    def steer(self, content: list[dict[str, Any]]) -> bool:
-        """Queue user content for the running turn's next step boundary.
-
-        Returns False (and queues nothing) when no turn is running.
-        """
+    def steer(self, content: list[dict[str, Any]], source: ev.ContextSource | None = None) -> bool:
+        """Queue user content (with a `source`: model context, such as a job's notice) for
+        the running turn's next step boundary; False (nothing queued) when no turn runs."""
         if not self.running:
             return False
-        turn = last_turn(self.log.events())  # the running turn
-        self._inbox.append(ev.user_message(str(uuid.uuid4()), turn, content))
+        message = ev.user_message(str(uuid.uuid4()), last_turn(self.log.events()), content)
+        self._inbox.append(message if source is None else {**message, "source": source})
         return True
 
     async def run_turn(
-        self, content: list[dict[str, Any]], route: Route | tuple[Any, ...]
+        self,
+        content: list[dict[str, Any]],
+        route: Route | tuple[Any, ...],
+        source: ev.ContextSource | None = None,
     ) -> ev.TurnEndReason:
-        """Run one turn for the admitted `content` and return its `turn/end` reason.
-
+        """Run one turn for the admitted `content` and return its `turn/end` reason; with
+        a `source`, `content` is model context (a job notice waking an idle session).
         Raises `TurnInProgress` if a turn is running. If the awaiting task is cancelled,
         the turn is ended `aborted` and the cancellation propagates.
         """
@@ -185,12 +185,13 @@ class Agent:
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
-        self.commit(ev.user_message(str(uuid.uuid4()), turn, content))
+        message = ev.user_message(str(uuid.uuid4()), turn, content)
+        self.commit(message if source is None else {**message, "source": source})
         self._repeats.reset()
-        # Native's order: the prompt, then the workspace instructions (first turn), then
-        # the runtime context (when it changed); all part of the model's history.
-        for source, text in context_due(self.log.events(), self.context):
-            self.commit(ev.context_message(str(uuid.uuid4()), turn, source, text))
+        # Native's order: the prompt, the workspace instructions (first turn), the runtime
+        # context (when it changed); all part of the model's history.
+        for origin, text in context_due(self.log.events(), self.context):
+            self.commit(ev.context_message(str(uuid.uuid4()), turn, origin, text))
         self.record_route(r)
         inner = asyncio.create_task(self._loop(turn, r))
         self._inner = inner
@@ -324,7 +325,8 @@ class Agent:
         raw = call.get("arguments", "")
         raw = raw if isinstance(raw, str) else json.dumps(raw)
         self.commit(ev.tool_call(turn, call_id, name, raw))
-        result = await self._tool_result(turn, call_id, name, raw)
+        # Native's spill-policy: an oversized result reaches the model (and the client) cut.
+        result = bound(await self._tool_result(turn, call_id, name, raw), name, self.log.id)
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
         reminder = self._repeats.observe(name, raw)
         if reminder is not None:

@@ -53,6 +53,8 @@ class Profile:
     userns: bool = True
     """Whether the kernel lets bubblewrap create a user namespace (then nested ones are
     refused with `--disable-userns`); without one, `--cap-drop ALL` still holds."""
+    workdir: Path | None = None
+    """Where the command starts (`bash`'s `workdir`); the workspace when None."""
 
 
 def bwrap_args(profile: Profile) -> list[str]:
@@ -72,7 +74,7 @@ def bwrap_args(profile: Profile) -> list[str]:
         args += ["--tmpfs", "/tmp", "--bind", workspace, workspace]
     for path in profile.hidden:
         args += ["--tmpfs", str(path), "--remount-ro", str(path)]
-    return [*args, "--chdir", str(profile.workspace), "--"]
+    return [*args, "--chdir", str(profile.workdir or profile.workspace), "--"]
 
 
 LANDLOCK_DEVICES: tuple[str, ...] = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")

@@ -53,7 +53,7 @@ class TurnStart(TypedDict):
 
 
 ContextSource = Literal[
-    "workspace-instructions", "runtime-context", "repeat-reminder", "hook-context"
+    "workspace-instructions", "runtime-context", "repeat-reminder", "hook-context", "job-notice"
 ]
 
 

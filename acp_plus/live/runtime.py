@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from acp_plus.core.llm.base import ModelInfo, Provider, Router
     from acp_plus.core.store import SessionStore
     from acp_plus.core.tools.base import Tool
+    from acp_plus.core.tools.job_table import JobTable
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,8 @@ class Runtime:
     workspace instructions)."""
     hooks: Hooks | None = None
     """The command hooks every tool call goes through (`hooks = true`), read at start."""
+    jobs: JobTable | None = None
+    """The background jobs `bash` starts and the job tools read, when built-in tools run."""
 
     async def catalog(self) -> list[model_control.ProviderCatalog]:
         """Provider catalogs in the shape `model_control` reads."""
@@ -128,7 +131,10 @@ async def build_runtime(config: Config) -> Runtime:
 
     attachments = AttachmentStore.under_home(config.home)
     providers: list[Provider] = []
-    own = offered(select(config.builtin_tools), ToolSetup(home=config.home))
+    from acp_plus.core.tools.job_table import JobTable
+
+    jobs = JobTable() if config.builtin_tools else None
+    own = offered(select(config.builtin_tools), ToolSetup(home=config.home, jobs=jobs))
     if own.missing:
         # Never silently: the model is shown none of these families' tools.
         log.warning(
@@ -179,7 +185,9 @@ async def build_runtime(config: Config) -> Runtime:
     )
     # Read once, from the launch directory, as native 0.1.0-rc.8 reads its hooks files.
     hooks = Hooks.load(Path.cwd(), (config.home,)) if config.hooks else None
-    return Runtime(router, tools, SessionStore(config.home), attachments, context, hooks)
+    return Runtime(
+        router, tools, SessionStore(config.home), attachments, context, hooks=hooks, jobs=jobs
+    )
 
 
 class SharedRuntime:

@@ -268,6 +268,10 @@ class LiveSession:
         if not self.agent.log.locked:
             # Unreachable through the server (attach locks); never write unlocked.
             raise invalid_params(f"session is not writable in this process: {self.id}")
+        while self.agent.running and not run.cancel_requested:
+            await asyncio.sleep(0.02)  # a turn of the agent's own (a job notice) ends first
+        if run.cancel_requested:
+            return {"stopReason": "cancelled"}
         try:
             # run_turn commits turn/start synchronously before its first await, so a
             # cancel arriving from here on finds the agent running.

@@ -37,6 +37,37 @@ class Judged:
         return not self.unexpected and not self.stale
 
 
+FINDING_KINDS = frozenset({"late_update"})
+"""Conformance finding kinds (`parity.checks.conformance`) an `expect_problems` entry may
+excuse: a `late_update` is how an agent that wakes an idle session by itself (native's
+background-job completion notice) shows on the wire. Such an entry is no run problem's:
+`judge` leaves it to `excused`."""
+
+
+def excused(
+    findings: Sequence[str], expected: Sequence[ExpectedProblem], target: str
+) -> tuple[list[str], list[tuple[str, ExpectedProblem]]]:
+    """The rendered findings (`[kind] ...`) no entry for `target` excuses, and the
+    excused ones with their entry."""
+    entries = [e for e in expected if applies(e, target) and e.kind in FINDING_KINDS]
+    left: list[str] = []
+    claimed: list[tuple[str, ExpectedProblem]] = []
+    for finding in findings:
+        entry = next(
+            (
+                e
+                for e in entries
+                if finding.startswith(f"[{e.kind}] ") and (e.match is None or e.match in finding)
+            ),
+            None,
+        )
+        if entry is None:
+            left.append(finding)
+        else:
+            claimed.append((finding, entry))
+    return left, claimed
+
+
 def applies(entry: ExpectedProblem, target: str) -> bool:
     return entry.targets is None or target in entry.targets
 
@@ -55,7 +86,7 @@ def judge(
     target table's (`standing`); the first explaining entry claims it. A scenario's
     applicable entry that explains nothing is stale; a standing one is not (see the
     module docstring)."""
-    entries = [e for e in expected if applies(e, target)]
+    entries = [e for e in expected if applies(e, target) and e.kind not in FINDING_KINDS]
     # The scenario's entries come first: the more specific declaration claims a problem
     # both explain, so the scenario's entry is not called stale because of the table.
     ordered = [*entries, *standing]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from parity.checks.diff import ParityReport, compare
-from parity.checks.expected import Judged, failure_block, judge
+from parity.checks.expected import Judged, excused, failure_block, judge
 from parity.checks.problems import run_problems
 from parity.core.printable import printable
 from parity.report.ledger import ItemRecord
@@ -119,8 +119,11 @@ def judge_run(
     judged = _problems(scenario, target, result, policy, record)
     if policy.added and recorded is None and not policy.recording:
         return _unrecorded(scenario, target, result, judged, record)
-    if result.findings:
-        row = FindingsRow(scenario.name, target, policy.conformance, tuple(result.findings))
+    findings, claimed = excused(result.findings, scenario.expect_problems, target)
+    for finding, entry in claimed:
+        record.expected.append(ExpectedRow(scenario.name, target, finding, entry.reason, 1))
+    if findings:
+        row = FindingsRow(scenario.name, target, policy.conformance, tuple(findings))
         record.findings.append(row)
     record.masked += _masks(scenario, target, result.view)
     snap = _Snapshot("fail", "", None)
@@ -130,7 +133,7 @@ def judge_run(
     if not judged.ok:
         # Problems first: a broken run explains a snapshot change, not the reverse.
         status, reason, failure = _broken(scenario, target, result, judged, policy, shown, snap)
-    blocking = result.findings if policy.conformance == "fail" else []
+    blocking = findings if policy.conformance == "fail" else []
     if blocking:
         # Findings first: a protocol slip explains a snapshot change, not the reverse.
         counted = f"{len(blocking)} conformance finding(s)"

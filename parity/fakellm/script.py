@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from parity.core.job_ids import expand_jobs, job_ids
+from parity.fakellm.identity import map_strings
 from parity.fakellm.recorded import Projection, decode, stale_diff
 
 Chunk = dict[str, Any]
@@ -279,6 +281,15 @@ class Script:
             self._responses[index] = build_response(params)
         return self._responses[index]
 
+    def _job_response(self, index: int, view: RequestView) -> Response:
+        """The entry's response, with `<job:n>` made the n-th background job id the
+        request's texts name (ids are random per run: the script can only point at them)."""
+        if "<job:" not in json.dumps(self.entries[index]):
+            return self._response(index)
+        ids = job_ids(view.texts)
+        params = map_strings(self.entries[index], lambda text: expand_jobs(text, ids))
+        return build_response(self.expand(params) if self.expand is not None else params)
+
     def answer(self, view: RequestView, projection: Projection | None = None) -> Answer:
         """Answer one model request: a matching side entry, else the next entry.
 
@@ -312,7 +323,7 @@ class Script:
             recorded = self._recorded[index]
             if recorded is None or projection is None or recorded == projection:
                 self._used.add(index)
-                return Answer(self._response(index), entry=index)
+                return Answer(self._job_response(index, view), entry=index)
         expected = next(i for i in unused if self._recorded[i] is not None)
         diff = stale_diff(self._recorded[expected] or {}, projection or {})
         return Answer(None, entry=expected, problem="stale recording", detail=diff)

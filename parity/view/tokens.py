@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from parity.core.exact import exact_key
+from parity.core.job_ids import JOB_ID
 
 TIME = "<time>"
 DATE = "<date>"
@@ -159,17 +160,20 @@ class Tokens:
             self.register(kind, item)
 
     def discover_uuids(self, value: Any) -> None:
-        """Register every UUID inside any string of `value` that has no token yet."""
+        """Register every UUID inside any string of `value` that has no token yet, and every
+        background job id (`JOB_ID`)."""
         if isinstance(value, dict):
             for v in value.values():
                 self.discover_uuids(v)
         elif isinstance(value, list):
             for v in value:
                 self.discover_uuids(v)
-        elif isinstance(value, str) and len(value) >= 36:
-            for found in UUID.findall(value):
+        elif isinstance(value, str) and len(value) >= 6:
+            for found in UUID.findall(value) if len(value) >= 36 else ():
                 if not any(exact_key(found) in table for table in self._by_kind.values()):
                     self.register("uuid", found)
+            for found in JOB_ID.findall(value):
+                self.register("job", found)
 
     def scrub(self, value: Any, key: str | None = None) -> Any:
         """`value` with ids, machine paths and times replaced (a new object)."""
@@ -219,6 +223,9 @@ class Tokens:
                 text = pattern.sub(token, text)
             if "<tmp>/" in text:
                 text = TMP_PATH.sub(lambda m: self._tmp_name(m.group()), text)
+        if "-" in text and self._by_kind.get("job"):
+            # Short ids (0.1.0-rc.8's `bash-1`) are no `_long` substrings: by pattern.
+            text = JOB_ID.sub(lambda m: str(self.lookup("job", m[0])), text)
         if not _DIGIT.search(text):
             return text  # times, pids and dates all hold a digit
         text = ISO_TIME.sub(self._time, text)

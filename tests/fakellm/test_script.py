@@ -225,3 +225,17 @@ def test_match_conditions_all_have_to_hold() -> None:
     assert not matches({"purpose": "title"}, view)
     assert matches({"tools": "none"}, RequestView(has_tools=False))
     assert not matches({"tools": "any"}, RequestView(has_tools=False))
+
+
+def test_a_job_token_in_an_answer_names_the_runs_nth_job() -> None:
+    # Job ids are random per run: a script points at them by their order in the request.
+    call = {"id": "c", "name": "job_output", "arguments": {"job_id": "<job:2>", "n": "<job:3>"}}
+    script = Script([{"tool_calls": [call]}])
+    texts = (
+        "started background job bash-00000000000000aa",
+        "started background job bash-00000000000000bb; bash-00000000000000aa again",
+    )
+    answer = script.answer(RequestView(has_tools=True, texts=texts))
+    assert answer.response is not None
+    sent = "".join(str(c.get("argumentsDelta", "")) for c in answer.response.chunks)
+    assert '"job_id":"bash-00000000000000bb"' in sent and '"n":"<job:3>"' in sent

@@ -346,7 +346,7 @@ def children(pid: int) -> list[int]:
 
 def bash_world(world: WorldFactory, command: str) -> World:
     """A world whose model runs one bash `command`, unasked (danger-full-access)."""
-    call = {"id": "call-1", "name": "bash", "arguments": {"command": command}}
+    call = {"id": "call-1", "name": "bash", "arguments": {"description": "d", "command": command}}
     return world(
         llm=[{"tool_calls": [call]}],
         builtin_tools=True,

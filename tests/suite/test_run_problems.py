@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from parity.checks.expected import judge
+from parity.checks.expected import FINDING_KINDS, judge
 from parity.checks.problem_kinds import KINDS
 from parity.checks.problems import Problem, run_problems
 from parity.core.transcript import ModelRequest, StepRecord, Transcript
@@ -392,7 +392,8 @@ def test_a_declared_problem_that_did_not_occur_is_stale(
 
 def test_the_schema_lists_every_kind() -> None:
     enum = schema()["$defs"]["expectedProblem"]["properties"]["kind"]["enum"]
-    assert enum == list(KINDS)
+    # Run problems, then the conformance findings an entry may excuse.
+    assert enum == [*KINDS, *sorted(FINDING_KINDS)]
     docs = (Path(__file__).parents[2] / "docs" / "scenarios.md").read_text()
     for kind in KINDS:
         assert f"| `{kind}` |" in docs
@@ -414,7 +415,7 @@ def test_expect_problems_errors_point_at_file_and_line(tmp_path: Path) -> None:
     found = [str(f) for f in check_text(text, "s.yaml")[0]]
     assert found == [
         "s.yaml:4:12: expect_problems[0].kind: expected one of "
-        + ", ".join(KINDS)
+        + ", ".join([*KINDS, *sorted(FINDING_KINDS)])
         + "; got string 'timout' (did you mean 'timeout'?)",
         "s.yaml:5:26: expect_problems[1].reason: reason is blank (every expected problem says "
         "which fact of the target causes it)",

@@ -11,7 +11,8 @@ is still its parent, closing the start-up race), and SIGTERM/SIGHUP/SIGINT run t
 cleanup, so a SIGKILLed agent still leaves nothing behind; the child itself
 gets PR_SET_PDEATHSIG=SIGKILL, so it cannot outlive this supervisor.
 
-The child's stdout and stderr are this process's stdout (fd 1): fd 2 carries the status
+The child's stdout and stderr are this process's stdout (fd 1), or its stderr goes to
+the inherited descriptor N given as `--stderr-fd=N` before `argv`: fd 2 carries the status
 only. Standalone on purpose (stdlib only, no package import: its one sibling,
 `proctree.py`, is loaded as a plain file) so it starts quickly.
 """
@@ -93,6 +94,9 @@ def _stop(signum: int, frame: object) -> None:
 
 def main() -> int:
     parent, argv = int(sys.argv[1]), sys.argv[2:]
+    err_fd = 1
+    if argv and argv[0].startswith("--stderr-fd="):
+        err_fd = int(argv.pop(0).partition("=")[2])
     status = os.fdopen(os.dup(2), "w")
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _stop)
@@ -106,12 +110,16 @@ def main() -> int:
             try:
                 for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                     signal.signal(signum, signal.SIG_DFL)
-                os.dup2(1, 2)
+                os.dup2(err_fd, 2)
+                if err_fd > 2:
+                    os.close(err_fd)
                 proctree.prctl(proctree.PR_SET_PDEATHSIG, signal.SIGKILL)
                 os.execvp(argv[0], argv)
             except BaseException:
                 pass
             os._exit(127)
+        if err_fd > 2:
+            os.close(err_fd)  # the child's copy is the only writer: EOF when it is done
         while True:
             pid, wstatus = os.waitpid(-1, 0)
             if pid == child:

@@ -14,13 +14,16 @@ from pathlib import Path
 
 from acp_plus.core.tools.base import Tool
 from acp_plus.core.tools.families import IMPLEMENTED, ToolSetup, offered, select
+from acp_plus.core.tools.job_table import JobTable
 
 
-def builtin_tools(home: Path | None = None) -> list[Tool]:
-    """The built-in tools of every implemented family, in the families' order; the file
+def builtin_tools(home: Path | None = None, jobs: JobTable | None = None) -> list[Tool]:
+    """The built-in tools of every implemented family, in the families' order, `bash`
+    and the job tools sharing `jobs` (a table of their own when none is given); the file
     tools refuse everything under `home` (the agent's state directory), and `bash`
     cannot see it."""
-    return list(offered(select(IMPLEMENTED), ToolSetup(home=home)).tools)
+    setup = ToolSetup(home=home, jobs=JobTable() if jobs is None else jobs)
+    return list(offered(select(IMPLEMENTED), setup).tools)
 
 
 __all__ = ["builtin_tools"]

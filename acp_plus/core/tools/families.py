@@ -17,12 +17,13 @@ native's paragraphs that depend on another family's tool).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acp_plus.core.tools.base import Tool
+    from acp_plus.core.tools.job_table import JobTable
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class ToolSetup:
 
     home: Path | None = None
     """acp-plus's state directory: the file tools refuse it, `bash` cannot see it."""
+    jobs: JobTable | None = None
+    """The background jobs `bash` starts and the job tools read (one table a process)."""
 
 
 Guidance = Sequence[str] | Callable[[Collection[str]], Sequence[str]]
@@ -56,10 +59,39 @@ def _homes(setup: ToolSetup) -> tuple[Path, ...]:
     return () if setup.home is None else (setup.home,)
 
 
-def _bash(setup: ToolSetup) -> Sequence[Tool]:
-    from acp_plus.core.tools.bash import BashTool
+def _jobs(setup: ToolSetup) -> JobTable:
+    assert setup.jobs is not None  # `offered` gives every selection one table
+    return setup.jobs
 
-    return [BashTool(_homes(setup))]
+
+def _bash(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.bash_family import bash_tools
+
+    return bash_tools(_jobs(setup), _homes(setup))
+
+
+def _bash_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.bash_family import BASH_GUIDANCE
+
+    return BASH_GUIDANCE
+
+
+def _job_tools(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.jobs_family import job_tools
+
+    return job_tools(_jobs(setup))
+
+
+def _jobs_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.jobs_family import JOBS_GUIDANCE
+
+    return JOBS_GUIDANCE
+
+
+def _todo(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.todo_family import todo_tools
+
+    return todo_tools()
 
 
 def _fs(setup: ToolSetup) -> Sequence[Tool]:
@@ -91,11 +123,11 @@ def _fs_guidance(offered: Collection[str]) -> Sequence[str]:
 
 
 FAMILIES: tuple[Family, ...] = (
-    Family("bash", _bash),
+    Family("bash", _bash, _bash_guidance),
     Family("fs", _fs, _fs_guidance),
     Family("fs-search", _fs_search, _fs_search_guidance),
-    Family("jobs"),
-    Family("todo"),
+    Family("jobs", _job_tools, _jobs_guidance),
+    Family("todo", _todo),
     Family("working-directory"),
     Family("plan-mode"),
     Family("skill"),
@@ -132,6 +164,10 @@ def offered(families: Sequence[Family], setup: ToolSetup) -> Offer:
     """Build the tools of `families` and their guidance. A family without a factory
     offers nothing and no guidance (native's guidance speaks of tools it would not
     have); it is listed in `missing`."""
+    if setup.jobs is None:  # `bash` and the job tools must share one table
+        from acp_plus.core.tools.job_table import JobTable
+
+        setup = replace(setup, jobs=JobTable())
     tools: list[Tool] = []
     for family in families:
         if family.tools is not None:

@@ -81,19 +81,39 @@ def become_subreaper() -> None:
 async def spawn_supervised(argv: list[str], cwd: Path) -> asyncio.subprocess.Process:
     """Start `argv` under the supervisor: stdout (command stdout+stderr), stderr (status)
     pipes, stdin /dev/null, its own session, the filtered environment."""
+    return await _spawn([str(os.getpid()), *argv], cwd, ())
+
+
+async def spawn_split(argv: list[str], cwd: Path) -> tuple[asyncio.subprocess.Process, int]:
+    """`spawn_supervised` with the command's stderr apart: the process (stdout: the
+    command's stdout, stderr: the status) and the read end of the command's stderr pipe,
+    which the caller owns."""
+    read_end, write_end = os.pipe()
+    try:
+        args = [str(os.getpid()), f"--stderr-fd={write_end}", *argv]
+        proc = await _spawn(args, cwd, (write_end,))
+    except BaseException:
+        os.close(read_end)
+        raise
+    finally:
+        os.close(write_end)
+    return proc, read_end
+
+
+async def _spawn(args: list[str], cwd: Path, keep: tuple[int, ...]) -> asyncio.subprocess.Process:
     become_subreaper()
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-I",
         "-S",
         str(REAPER),
-        str(os.getpid()),
-        *argv,
+        *args,
         cwd=cwd,
         env=tool_env(),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        pass_fds=keep,
         start_new_session=True,  # its own group, for where /proc cannot be walked
     )
 

@@ -225,11 +225,16 @@ async def test_only_contained_writes_skip_the_client(world: WorldFactory, tmp_pa
         _write("dotdot", f"{root}/../outside/b.txt"),
         _write("symlink", str(root / "escape" / "c.txt")),
         _write("elsewhere", str(outside / "d.txt")),
-        {"id": "shell", "name": "bash", "arguments": {"command": f"echo x > {root}/e.txt"}},
+        {
+            "id": "shell",
+            "name": "bash",
+            "arguments": {"description": "d", "command": f"echo x > {root}/e.txt"},
+        },
         {
             "id": "shell-escalated",
             "name": "bash",
             "arguments": {
+                "description": "d",
                 "command": f"echo x > {root}/e.txt",
                 "sandbox_permissions": "danger-full-access",
                 "justification": "The file belongs in the extra root.",

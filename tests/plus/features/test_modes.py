@@ -218,7 +218,10 @@ def _writes(outside: Path) -> list[dict[str, Any]]:
         {
             "id": "sh",
             "name": "bash",
-            "arguments": {"command": f"echo hi > shell.txt; echo hi > {outside.parent}/sh.txt"},
+            "arguments": {
+                "description": "d",
+                "command": f"echo hi > shell.txt; echo hi > {outside.parent}/sh.txt",
+            },
         },
     ]
     return [{"tool_calls": calls}, {"text": "done"}]
@@ -248,11 +251,13 @@ async def test_plan_mode_changes_neither_sandbox_nor_approvals(
         for u in updates(frames)
         if u["sessionUpdate"] == "tool_call_update"
     }
-    assert results == {"w-in": "completed", "w-out": "failed", "sh": "failed"}
-    assert (w.workdir / "inside.txt").read_text() == "in"
-    # In the sandbox the command writes inside only; with no sandbox backend on this
-    # machine it is refused whole (native's behaviour), in both modes alike.
+    # In the sandbox the command writes inside only (its failed write outside is reported,
+    # not an error: native's rule); with no sandbox backend on this machine it is refused
+    # whole (native's behaviour), in both modes alike.
     sandboxed = find_backend() is not None
+    shell = "completed" if sandboxed else "failed"
+    assert results == {"w-in": "completed", "w-out": "failed", "sh": shell}
+    assert (w.workdir / "inside.txt").read_text() == "in"
     assert (w.workdir / "shell.txt").exists() == sandboxed
     assert not outside.exists() and not (outside.parent / "sh.txt").exists()
     report = updates(status_frames)[-1]["content"]["text"]

@@ -47,6 +47,7 @@ from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools.backend import SWITCH, find_backend
 from acp_plus.core.tools.base import ToolContext, ToolResult
 from acp_plus.core.tools.bash import BashTool
+from acp_plus.core.tools.job_table import JobTable
 from acp_plus.core.tools.landlock_exec import MIN_ABI, abi_version
 
 pytestmark = [
@@ -121,8 +122,10 @@ def tree(monkeypatch: pytest.MonkeyPatch) -> Iterator[Tree]:
 
 
 async def _bash(t: Tree, command: str, mode: SandboxMode = "workspace-write") -> ToolResult:
-    tool = BashTool(homes=(t.home,))
-    return await tool.run({"command": command}, ToolContext("s", t.ws, "c1", 1, mode))
+    tool = BashTool(JobTable(), homes=(t.home,))
+    return await tool.run(
+        {"description": "d", "command": command}, ToolContext("s", t.ws, "c1", 1, mode)
+    )
 
 
 def _text(result: ToolResult) -> str:
@@ -218,7 +221,7 @@ async def test_a_write_inside_the_workspace_and_tmp_work(tree: Tree, sandbox: st
         tree, 'echo in > in.txt && t="${TMPDIR:-/tmp}/t" && echo t > "$t" && cat "$t"'
     )
     assert (tree.ws / "in.txt").read_text() == "in\n"
-    assert _text(result) == "t\n[exit code: 0]"
+    assert _text(result) == "t\n"
     if sandbox == "landlock":  # LANDLOCK_LIMITS["/tmp"]; the private dir goes with the call
         result = await _bash(tree, 'echo "$TMPDIR"; echo t > /tmp/acp-sbx-t')
         assert "/tmp/acp-sbx-t: Permission denied" in _text(result)
@@ -228,8 +231,9 @@ async def test_a_write_inside_the_workspace_and_tmp_work(tree: Tree, sandbox: st
 
 async def test_a_refused_write_carries_natives_markers(tree: Tree, sandbox: str) -> None:
     result = await _bash(tree, f"echo x > {tree.outside}/m.txt")
-    assert result.is_error
+    assert not result.is_error  # a failed command is reported, not an error (native)
     text = _text(result)
+    assert text.startswith("[stderr]\n")
     assert ("Read-only file system" if sandbox == "bwrap" else "Permission denied") in text
     assert text.endswith(
         "[sandbox: file access denied under workspace-write mode]\n"
@@ -275,7 +279,8 @@ async def test_the_agents_secrets_are_out_of_reach(tree: Tree, sandbox: str, nam
         argv0 = Path(f"/proc/{tree.pid}/cmdline").read_bytes().split(b"\0")[0].decode()
         assert argv0 in text and f"/proc/{tree.pid}/maps: Permission denied" in text
     if name == "agent home" and sandbox == "bwrap":  # empty: `ls -a` lists only . and ..
-        assert text.endswith("No such file or directory\n.\n..\n[exit code: 0]")
+        assert text.startswith(".\n..\n[stderr]\n")
+        assert text.endswith("No such file or directory\n")
     if name == "agent home" and sandbox == "landlock":
         assert f"cannot open directory '{tree.home}': Permission denied" in text
 
@@ -314,18 +319,24 @@ async def test_an_escalated_call_runs_unconfined_and_only_that_call(
     tree: Tree, sandbox: str
 ) -> None:
     """`run` after the loop's approval: the call's requested mode is its mode."""
-    tool = BashTool(homes=(tree.home,))
+    tool = BashTool(JobTable(), homes=(tree.home,))
     ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
     command = f"echo x > {tree.outside}/granted.txt"
-    escalated = {"command": command, "sandbox_permissions": "danger-full-access"}
+    escalated = {
+        "description": "d",
+        "command": command,
+        "sandbox_permissions": "danger-full-access",
+    }
     escalated["justification"] = "The user asked for it."
     assert tool.approval_reason(escalated, ctx) == (
         "escalate sandbox to danger-full-access: The user asked for it."
     )
     assert not (await tool.run(escalated, ctx)).is_error
     assert (tree.outside / "granted.txt").exists()
-    again = await tool.run({"command": f"echo x > {tree.outside}/again.txt"}, ctx)
-    assert again.is_error and not (tree.outside / "again.txt").exists()
+    again = await tool.run(
+        {"description": "d", "command": f"echo x > {tree.outside}/again.txt"}, ctx
+    )
+    assert "[exit code: 1]" in _text(again) and not (tree.outside / "again.txt").exists()
 
 
 @pytest.mark.parametrize(
@@ -340,12 +351,15 @@ async def test_an_escalated_call_runs_unconfined_and_only_that_call(
         ),
     ],
 )
-def test_malformed_escalations_fail_before_anything_runs(
+async def test_malformed_escalations_fail_before_anything_runs(
     tree: Tree, args: dict[str, str], message: str
 ) -> None:
     ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
-    with pytest.raises(ValueError, match=message):
-        BashTool().approval_reason({"command": "true", **args}, ctx)
+    call = {"description": "d", "command": "echo ran > ran.txt", **args}
+    assert BashTool(JobTable()).approval_reason(call, ctx) is None  # nobody is asked
+    result = await BashTool(JobTable()).run(call, ctx)
+    assert result.is_error and _text(result).startswith("Error: ") and message in _text(result)
+    assert not (tree.ws / "ran.txt").exists()
 
 
 def _path_without_bwrap(tmp_path: Path, names: tuple[str, ...] = ("bash", "sh")) -> str:
@@ -391,9 +405,10 @@ async def test_without_a_backend_confined_commands_are_refused(
         'sandbox mode "workspace-write" is requested but no sandbox backend is usable on this '
         "host; refusing to run the command unconfined."
     )
-    tool = BashTool()
+    tool = BashTool(JobTable())
     ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
     granted = {
+        "description": "d",
         "command": "echo x > in.txt",
         "sandbox_permissions": "danger-full-access",
         "justification": "no sandbox here",
@@ -419,19 +434,24 @@ async def test_the_real_agent_runs_bash_unasked_and_asks_only_to_escalate(
             "id": "plain",
             "name": "bash",
             "arguments": {
+                "description": "d",
                 "command": "cat /proc/[0-9]*/environ | tr '\\0' '\\n'; echo in > in.txt; "
-                f"echo x > {tree.outside}/plain.txt"
+                f"echo x > {tree.outside}/plain.txt",
             },
         },
         {
             "id": "escalated",
             "name": "bash",
-            "arguments": {"command": f"echo x > {tree.outside}/granted.txt", **escalate},
+            "arguments": {
+                "description": "d",
+                "command": f"echo x > {tree.outside}/granted.txt",
+                **escalate,
+            },
         },
         {
             "id": "after",
             "name": "bash",
-            "arguments": {"command": f"echo x > {tree.outside}/after.txt"},
+            "arguments": {"description": "d", "command": f"echo x > {tree.outside}/after.txt"},
         },
     ]
     w = world(llm=[{"tool_calls": calls}, {"text": "done"}], builtin_tools=True, profile="plus")
@@ -460,7 +480,11 @@ async def test_the_real_agent_without_bubblewrap_refuses_as_native_does(
     plain call fails with native's text and nobody is asked; nothing runs."""
     monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path, ("bash", "sh", "echo")))
     monkeypatch.setenv(SWITCH, "bwrap")
-    call = {"id": "plain", "name": "bash", "arguments": {"command": "echo in > in.txt"}}
+    call = {
+        "id": "plain",
+        "name": "bash",
+        "arguments": {"description": "d", "command": "echo in > in.txt"},
+    }
     w = world(llm=[{"tool_calls": [call]}, {"text": "done"}], builtin_tools=True, profile="plus")
     async with raw_agent(w) as agent:
         session_id, _ = await open_session(agent, w)
@@ -474,18 +498,20 @@ async def test_the_real_agent_without_bubblewrap_refuses_as_native_does(
 
 @pytest.mark.parametrize("ending", ["timeout", "cancel"])
 async def test_a_confined_tree_dies_with_its_call(tree: Tree, sandbox: str, ending: str) -> None:
-    """Timed out or cancelled, a sandboxed call leaves no process: not the command, not
-    its setsid'd or double-forked jobs, not bubblewrap (found by a marker on the host)."""
+    """Cancelled, or timed out (native moves it to a background job) and that job killed,
+    a sandboxed call leaves no process: not the command, not its setsid'd or
+    double-forked children, not bubblewrap (found by a marker on the host)."""
     marker = f"9{uuid.uuid4().int % 10**6:06d}"
     command = (
         f"(setsid sleep 3{marker} &) ; nohup sleep 3{marker} >/dev/null 2>&1 & "
         f"echo started > started.txt; sleep 3{marker}"
     )
-    tool = BashTool(homes=(tree.home,))
+    jobs = JobTable()
+    tool = BashTool(jobs, homes=(tree.home,))
     ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
-    args: dict[str, Any] = {"command": command}
+    args: dict[str, Any] = {"description": "d", "command": command}
     if ending == "timeout":
-        args["timeout"] = 1
+        args["timeoutMs"] = 1000
     task = asyncio.create_task(tool.run(args, ctx))
     for _ in range(3000):  # a loaded CI machine took over 10 s to start all three
         if len(sleeping(f"3{marker}")) == 3 or task.done():
@@ -498,7 +524,9 @@ async def test_a_confined_tree_dies_with_its_call(tree: Tree, sandbox: str, endi
             await task
     else:
         result = await task
-        assert result.is_error and "timed out after 1s" in _text(result)
+        assert "[still running after 1000ms; moved to background job " in _text(result)
+        (job,) = jobs.list("s")
+        assert jobs.kill(job, None, by_model=True)
     for _ in range(500):
         if not processes_with(f"3{marker}"):
             break
@@ -540,10 +568,10 @@ async def test_a_home_inside_the_workspace_leaves_the_workspace_writable(
     home = tree.ws / ".agent-home"
     (home / "sessions").mkdir(parents=True)
     (home / "sessions" / "s.jsonl").write_text(f'{{"key": "{SECRET}"}}\n')
-    tool = BashTool(homes=(home,))
+    tool = BashTool(JobTable(), homes=(home,))
     ctx = ToolContext("s", tree.ws, "c1", 1, "workspace-write")
     command = "echo ok > ok.txt; cat .agent-home/sessions/s.jsonl; echo x > .agent-home/new"
-    result = await tool.run({"command": command}, ctx)
+    result = await tool.run({"description": "d", "command": command}, ctx)
     assert (tree.ws / "ok.txt").exists(), _text(result)
     if sandbox == "bwrap":
         assert SECRET not in _text(result)

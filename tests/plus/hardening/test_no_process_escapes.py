@@ -36,7 +36,7 @@ GONE_WITHIN = 10.0
 
 
 def _world(world: WorldFactory, command: str) -> World:
-    call = {"id": "call-1", "name": "bash", "arguments": {"command": command}}
+    call = {"id": "call-1", "name": "bash", "arguments": {"description": "d", "command": command}}
     return world(
         llm=[{"tool_calls": [call]}, {"text": "done"}],
         builtin_tools=True,

@@ -14,8 +14,10 @@ from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools import session_tools
 from acp_plus.core.tools.base import ToolContext
-from acp_plus.core.tools.bash import OUTPUT_CAP, BashTool
+from acp_plus.core.tools.bash import BashTool
+from acp_plus.core.tools.bash_text import MAX_OUTPUT_BYTES
 from acp_plus.core.tools.fs_family import fs_tools
+from acp_plus.core.tools.job_table import JobTable
 
 
 def _ctx(cwd: Path, sandbox: SandboxMode = "workspace-write") -> ToolContext:
@@ -62,36 +64,53 @@ async def test_read_of_a_missing_file_is_a_failed_result(tmp_path: Path) -> None
     assert result.content[0]["text"] == f'Error: cannot read "{tmp_path}/nope": not found'
 
 
-async def test_bash_runs_in_cwd_reports_exit_code_and_caps_output(tmp_path: Path) -> None:
+async def test_bash_runs_in_cwd_reports_exit_code_and_keeps_the_tail(tmp_path: Path) -> None:
     ctx = _ctx(tmp_path, "danger-full-access")
-    ok = await BashTool().run({"command": "pwd; echo hi >&2"}, ctx)
-    assert ok.content[0]["text"] == f"{tmp_path}\nhi\n[exit code: 0]"
-    failed = await BashTool().run({"command": "exit 3"}, ctx)
-    assert failed.is_error and failed.content[0]["text"].endswith("[exit code: 3]")
-    big = await BashTool().run({"command": f"head -c {OUTPUT_CAP * 3} /dev/zero | tr '\\0' a"}, ctx)
+    bash = BashTool(JobTable())
+    ok = await bash.run({"description": "d", "command": "pwd; echo hi >&2"}, ctx)
+    assert ok.content[0]["text"] == f"{tmp_path}\n[stderr]\nhi\n"
+    # A failing command is reported, not an error: the model decides (native's rule).
+    failed = await bash.run({"description": "d", "command": "exit 3"}, ctx)
+    assert not failed.is_error and failed.content[0]["text"] == "(no output)\n[exit code: 3]"
+    size = MAX_OUTPUT_BYTES * 3
+    command = f"head -c {size - 4} /dev/zero | tr '\\0' a; echo END"
+    big = await bash.run({"description": "d", "command": command}, ctx)
     text = big.content[0]["text"]
-    assert len(text) < OUTPUT_CAP + 200
-    assert "bytes omitted] ..." in text
+    kept, _, note = text.partition("\n[output truncated; full output: ")
+    assert kept == "a" * (MAX_OUTPUT_BYTES - 4) + "END\n"
+    assert note.endswith("-stdout.log]")
+    assert len(Path(note.removesuffix("]")).read_bytes()) == size
 
 
-async def test_bash_timeout_kills_the_process_group(tmp_path: Path) -> None:
+async def test_bash_timeout_moves_the_command_to_a_job(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
+    jobs = JobTable()
     started = time.monotonic()
-    result = await BashTool().run(
-        {"command": f"sleep 30 & echo $! > {marker}; wait", "timeout": 1},
+    result = await BashTool(jobs).run(
+        {
+            "description": "d",
+            "command": f"echo early; sleep 30 & echo $! > {marker}; wait",
+            "timeoutMs": 300,
+        },
         # Unconfined, so `$!` is a pid of this machine's namespace.
         _ctx(tmp_path, "danger-full-access"),
     )
     assert time.monotonic() - started < 5
-    assert result.is_error and "timed out after 1s" in result.content[0]["text"]
+    text = result.content[0]["text"]
+    assert not result.is_error and text.startswith("early\n[still running after 300ms; moved")
+    (job,) = jobs.list("s")
+    assert job.id in text and running(int(marker.read_text()))
+    assert jobs.kill(job, None, by_model=True)
+    await job.settled.wait()
+    assert job.status == "killed" and job.detail == "signal: SIGTERM"
     await _gone(int(marker.read_text()))
 
 
 async def test_cancelling_bash_kills_the_process_group(tmp_path: Path) -> None:
     marker = tmp_path / "child.pid"
     task = asyncio.create_task(
-        BashTool().run(
-            {"command": f"sleep 30 & echo $! > {marker}; wait"},
+        BashTool(JobTable()).run(
+            {"description": "d", "command": f"sleep 30 & echo $! > {marker}; wait"},
             _ctx(tmp_path, "danger-full-access"),
         )
     )
@@ -129,9 +148,17 @@ def test_sandbox_reasons_of_the_builtins(tmp_path: Path) -> None:
         write.approval_reason({"file_path": "a", "content": "", "justification": "j"}, ws) is None
     )
     # bash runs inside the OS sandbox: it asks only for an escalation the model requests.
-    assert BashTool().approval_reason({"command": "ls"}, ws) is None
-    escalate = {"command": "ls", "sandbox_permissions": "danger-full-access", "justification": "j"}
-    assert BashTool().approval_reason(escalate, ws) == "escalate sandbox to danger-full-access: j"
+    assert BashTool(JobTable()).approval_reason({"description": "d", "command": "ls"}, ws) is None
+    escalate = {
+        "description": "d",
+        "command": "ls",
+        "sandbox_permissions": "danger-full-access",
+        "justification": "j",
+    }
+    assert (
+        BashTool(JobTable()).approval_reason(escalate, ws)
+        == "escalate sandbox to danger-full-access: j"
+    )
 
 
 async def test_parity_configuration_offers_only_catalog_tools(server: ParityServer) -> None:

@@ -23,9 +23,11 @@ from plus_agent import (
 
 from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.tools.base import Tool, ToolContext
-from acp_plus.core.tools.bash import OUTPUT_CAP, BashTool
+from acp_plus.core.tools.bash import BashTool
+from acp_plus.core.tools.bash_text import MAX_OUTPUT_BYTES
 from acp_plus.core.tools.fs_family import fs_tools
 from acp_plus.core.tools.fs_text import READ_MAX_BYTES
+from acp_plus.core.tools.job_table import JobTable
 from acp_plus.core.tools.procs import is_secret_name, protect_env, tool_env
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -122,29 +124,30 @@ async def test_bash_returns_when_its_shell_exits_despite_a_background_child(
     tmp_path: Path,
 ) -> None:
     started = time.monotonic()
-    result = await BashTool().run({"command": "sleep 100 & echo started"}, _ctx(tmp_path))
-    assert time.monotonic() - started < 5
-    assert _text(result) == (
-        "started\n[output from background processes was not waited for]\n[exit code: 0]"
+    result = await BashTool(JobTable()).run(
+        {"description": "d", "command": "sleep 100 & echo started"}, _ctx(tmp_path)
     )
+    assert time.monotonic() - started < 5
+    assert _text(result) == "started\n"  # native's result: the child is no job of the call
     assert not result.is_error
 
 
-async def test_bash_ends_with_the_exit_code_and_keeps_head_and_tail(tmp_path: Path) -> None:
-    ok = await BashTool().run({"command": "pwd; echo hi >&2"}, _ctx(tmp_path))
-    assert _text(ok) == f"{tmp_path}\nhi\n[exit code: 0]"
-    failed = await BashTool().run({"command": "printf no-newline; exit 3"}, _ctx(tmp_path))
-    assert failed.is_error and _text(failed) == "no-newline\n[exit code: 3]"
-    size = OUTPUT_CAP * 3
-    big = await BashTool().run(
-        {"command": f"echo HEAD; head -c {size} /dev/zero | tr '\\0' a; echo; echo TAIL"},
-        _ctx(tmp_path),
+async def test_bash_marks_a_failure_and_keeps_each_streams_tail(tmp_path: Path) -> None:
+    ok = await BashTool(JobTable()).run(
+        {"description": "d", "command": "pwd; echo hi >&2"}, _ctx(tmp_path)
     )
-    text = _text(big)
-    assert text.startswith("HEAD\n") and text.endswith("\nTAIL\n[exit code: 0]")
-    omitted = size + len("HEAD\n\nTAIL\n") - OUTPUT_CAP
-    assert f"\n... [{omitted} bytes omitted] ...\n" in text
-    assert len(text) < OUTPUT_CAP + 200
+    assert _text(ok) == f"{tmp_path}\n[stderr]\nhi\n"
+    failed = await BashTool(JobTable()).run(
+        {"description": "d", "command": "printf no-newline; exit 3"}, _ctx(tmp_path)
+    )
+    assert not failed.is_error and _text(failed) == "no-newline\n[exit code: 3]"
+    size = MAX_OUTPUT_BYTES * 3
+    command = f"echo HEAD; head -c {size} /dev/zero | tr '\\0' a; echo TAIL; echo short >&2"
+    big = await BashTool(JobTable()).run({"description": "d", "command": command}, _ctx(tmp_path))
+    out, _, err = _text(big).partition("\n[stderr]\n")
+    kept, _, spill = out.partition("\n[output truncated; full output: ")
+    assert kept == "a" * (MAX_OUTPUT_BYTES - 5) + "TAIL\n" and err == "short\n"
+    assert Path(spill.removesuffix("]")).read_bytes() == b"HEAD\n" + b"a" * size + b"TAIL\n"
 
 
 # -- 4. no process outlives its tool or the agent ---------------------------------------
@@ -152,8 +155,9 @@ async def test_bash_ends_with_the_exit_code_and_keeps_head_and_tail(tmp_path: Pa
 
 async def test_finished_bash_leaves_no_descendant_even_after_setsid(tmp_path: Path) -> None:
     marker = "301.11"
-    result = await BashTool().run(
-        {"command": f"setsid sleep {marker} & (sleep {marker} &) ; echo done"}, _ctx(tmp_path)
+    result = await BashTool(JobTable()).run(
+        {"description": "d", "command": f"setsid sleep {marker} & (sleep {marker} &) ; echo done"},
+        _ctx(tmp_path),
     )
     assert _text(result).startswith("done\n")
     await wait_for(lambda: not processes_with(marker), timeout=2.0)
@@ -162,7 +166,10 @@ async def test_finished_bash_leaves_no_descendant_even_after_setsid(tmp_path: Pa
 async def test_cancelled_bash_leaves_no_descendant_even_after_setsid(tmp_path: Path) -> None:
     marker = "301.13"
     task = asyncio.create_task(
-        BashTool().run({"command": f"setsid sleep {marker} & sleep {marker}"}, _ctx(tmp_path))
+        BashTool(JobTable()).run(
+            {"description": "d", "command": f"setsid sleep {marker} & sleep {marker}"},
+            _ctx(tmp_path),
+        )
     )
     await wait_for(lambda: len(sleeping(marker)) == 2)
     task.cancel()
@@ -171,12 +178,19 @@ async def test_cancelled_bash_leaves_no_descendant_even_after_setsid(tmp_path: P
     await wait_for(lambda: not processes_with(marker), timeout=2.0)
 
 
-async def test_timed_out_bash_leaves_no_descendant(tmp_path: Path) -> None:
+async def test_timed_out_bash_leaves_no_descendant_once_its_session_closes(
+    tmp_path: Path,
+) -> None:
     marker = "301.17"
-    result = await BashTool().run(
-        {"command": f"setsid sleep {marker} & sleep {marker}", "timeout": 1}, _ctx(tmp_path)
-    )
-    assert result.is_error and "timed out after 1s" in _text(result)
+    jobs = JobTable()
+    command = f"setsid sleep {marker} & sleep {marker}"
+    args = {"description": "d", "command": command, "timeoutMs": 300}
+    result = await BashTool(jobs).run(args, _ctx(tmp_path))
+    # Native's timeout moves the command to the background: it keeps running ...
+    assert not result.is_error and "moved to background job bash-" in _text(result)
+    assert len(sleeping(marker)) == 2
+    # ... as a job of its session, whose end takes the whole tree with it.
+    await jobs.close("s")
     await wait_for(lambda: not processes_with(marker), timeout=2.0)
 
 
@@ -214,7 +228,7 @@ async def test_bash_env_cannot_print_the_users_key(
     monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-very-secret-2")
     monkeypatch.setenv("MYSQL_PASSWORD", "pw-very-secret-3")
     monkeypatch.setenv("HARMLESS_SETTING", "visible-4")
-    result = await BashTool().run({"command": "env"}, _ctx(tmp_path))
+    result = await BashTool(JobTable()).run({"description": "d", "command": "env"}, _ctx(tmp_path))
     text = _text(result)
     assert "very-secret" not in text
     assert "HARMLESS_SETTING=visible-4" in text
