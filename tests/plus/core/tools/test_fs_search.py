@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from acp_plus.core.tools.base import ToolContext, ToolRegistry
+from acp_plus.core.tools.families import ToolSetup, offered, select
 from acp_plus.core.tools.fs_search import (
     FS_SEARCH_GUIDANCE,
     GREP_MAX_MATCHES,
@@ -33,9 +34,13 @@ def test_definitions_and_guidance_are_natives() -> None:
     native = {tool["name"]: tool for tool in _native_request()["tools"]}
     for spec in ToolRegistry(fs_search_tools()).specs():
         assert spec == native[spec["name"]]
+    # The recording mounts fs-search alone: grep's paragraph then leaves `read` out.
     paragraphs = _native_request()["system"].split("\n\n")
-    at = paragraphs.index(FS_SEARCH_GUIDANCE[0])
-    assert tuple(paragraphs[at : at + 2]) == FS_SEARCH_GUIDANCE
+    alone = offered(select(["fs-search"]), ToolSetup()).guidance
+    assert tuple(paragraphs[-2:]) == alone
+    assert alone[0] == FS_SEARCH_GUIDANCE[0] and FS_SEARCH_GUIDANCE[1].startswith(alone[1])
+    with_read = offered(select(["fs", "fs-search"]), ToolSetup()).guidance
+    assert with_read[-2:] == FS_SEARCH_GUIDANCE
 
 
 def test_grep_text_groups_caps_and_previews() -> None:
