@@ -44,8 +44,9 @@ _DIGIT = re.compile(r"\d")
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
-TMP_PATH = re.compile(r"<tmp>(?:/[\w.+-]+)+")
-"""A path below the run's TMPDIR, once the run's paths are tokens."""
+TMP_PATH = re.compile(r"<tmp>(?:/(?:[\w.+-]|<[\w:-]+>)+)+")
+"""A path below the run's TMPDIR, once the run's paths are tokens: a part may already hold
+a token (a name seen before is replaced wherever it recurs, ahead of this pattern)."""
 TMP_DIR_SUFFIX = re.compile(r"(?<=^<tmp>/)([\w.+-]*-)([A-Za-z0-9]{6})(?=/|$)")
 """`mkdtemp`'s six random characters ending a directory made right in TMPDIR (Node's
 `fs.mkdtemp("dsh-spill-")` gives `dsh-spill-wj07dB`, `dsh-subprocess-p1iaxe`)."""

@@ -52,3 +52,20 @@ def test_names_without_random_parts_stay() -> None:
     w.reply(3, {"stopReason": "end_turn"}).end()
     update = view(w.t, "exact", [], dates=[])["steps"][0]["updates"][0]
     assert update["rawOutput"] == "<tmp>/opencode <tmp>/inside.txt <workdir>/my-report/a"
+
+
+def test_a_second_file_in_a_directory_seen_before_gets_its_own_token() -> None:
+    """The directory's name is already a token when the second spill file is named
+    (names seen before are replaced wherever they recur): the path still counts as one
+    below TMPDIR, so the new file's random name is numbered too (found recording
+    tools/bash-long-output, whose second long result named its spill file raw)."""
+    w = Wire(paths=PATHS)
+    w.step("prompt", 'prompt s1 "go"').send(3, "session/prompt", {"sessionId": S1})
+    for call, name in (("c1", "8eb88a32539e"), ("c2", "2d5f65cf6617")):
+        spill = f"/tmp/run-1/tmp/dsh-spill-AbC123/session-71524cc27e18/{name}-bash.txt"
+        w.update(S1, {"sessionUpdate": "tool_call_update", "toolCallId": call, "rawOutput": spill})
+    w.reply(3, {"stopReason": "end_turn"}).end()
+    updates = view(w.t, "exact", [], dates=[])["steps"][0]["updates"]
+    assert [u["rawOutput"] for u in updates] == [
+        f"<tmp>/dsh-spill-<tmpname:1>/session-<tmpname:2>/<tmpname:{n}>-bash.txt" for n in (3, 4)
+    ]

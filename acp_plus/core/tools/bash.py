@@ -56,9 +56,11 @@ from acp_plus.core.tools.bash_text import (
     DESCRIPTION,
     MAX_OUTPUT_BYTES,
     MAX_TIMEOUT_MS,
+    NO_JOB_CONTROLLER,
     PARAMETERS,
     Stream,
     join_streams,
+    js_number,
     render_promoted,
     render_result,
     validate,
@@ -137,8 +139,13 @@ class BashTool:
         jobs: JobTable,
         homes: Sequence[Path] = (),
         find: Callable[[], Backend | None] = find_backend,
+        background: bool = True,
     ) -> None:
         self.jobs = jobs
+        # Native's job controller comes with the job tools (`dsh-tool-jobs`): without
+        # them nothing could read a job, so there is no background run and a command past
+        # its timeout is stopped instead of handed over (tools/bash-without-jobs).
+        self.background = background
         self.homes = tuple(home.resolve(strict=False) for home in homes)
         self.find = find
 
@@ -168,6 +175,8 @@ class BashTool:
         if not workdir.is_dir():
             runner = "bash" if mode == "danger-full-access" else "bwrap"
             return ToolResult.text(f"Error: spawn {runner} ENOENT", is_error=True)
+        if args.get("run_in_background") is True and not self.background:
+            return ToolResult.text(f"Error: {NO_JOB_CONTROLLER}", is_error=True)
         run = Run()
         command = str(args["command"])
 
@@ -189,9 +198,17 @@ class BashTool:
                 await asyncio.shield(job.settled.wait())
             self.jobs.remove(job)
             raise
-        if not job.done:
+        if not job.done and self.background:
             return ToolResult.text(render_promoted(self.jobs.read(job), timeout, job.id))
+        timed_out = not job.done
+        if timed_out:
+            self.jobs.kill(job, None, by_model=True)  # its own call reports it: no notice
+            await asyncio.shield(job.settled.wait())
         self.jobs.remove(job)
+        if timed_out:
+            notes = (*run.notes, f"[timed out after {js_number(timeout)}ms]")
+            out, err = run.out.stream(), run.err.stream()
+            return ToolResult.text(render_result(out, err, None, signal="SIGTERM", notes=notes))
         if run.failure is not None:
             return ToolResult.text(run.failure, is_error=True)
         text = render_result(run.out.stream(), run.err.stream(), run.code, notes=run.notes)

@@ -20,10 +20,13 @@ BASH_GUIDANCE: tuple[str, ...] = (
 """The system-prompt paragraphs native adds with `bash` (its `tool:bash` section)."""
 
 
-def bash_tools(jobs: JobTable, homes: Sequence[Path] = ()) -> list[Tool]:
+def bash_tools(
+    jobs: JobTable, homes: Sequence[Path] = (), *, background: bool = True
+) -> list[Tool]:
     """The family's tools: `bash`, running its commands as jobs of `jobs`; it cannot see
-    `homes` (the agent's state directories)."""
-    return [BashTool(jobs, homes)]
+    `homes` (the agent's state directories). `background` False: the jobs family is not
+    mounted, so no command runs in the background (`BashTool`)."""
+    return [BashTool(jobs, homes, background=background)]
 
 
 __all__ = ["BASH_GUIDANCE", "bash_tools"]

@@ -120,6 +120,13 @@ def render_result(
     return body + ("" if body.endswith("\n") else "\n") + "\n".join(markers)
 
 
+NO_JOB_CONTROLLER = (
+    "background jobs unavailable: no job controller serves this agent (load "
+    "@deepseek-ai/dsh-tool-jobs in its composition)"
+)
+"""Native's refusal of `run_in_background` when the jobs family is not mounted."""
+
+
 def render_promoted(output: str, timeout_ms: float, job_id: str) -> str:
     """A command still running when its timeout passed, now background job `job_id`."""
     head = output if not output or output.endswith("\n") else output + "\n"

@@ -34,6 +34,9 @@ class ToolSetup:
     """acp-plus's state directory: the file tools refuse it, `bash` cannot see it."""
     jobs: JobTable | None = None
     """The background jobs `bash` starts and the job tools read (one table a process)."""
+    families: frozenset[str] = frozenset()
+    """The families offered with this one (`offered` sets it): `bash` runs in the
+    background only beside `jobs`, as native's job controller comes with the job tools."""
 
 
 Guidance = Sequence[str] | Callable[[Collection[str]], Sequence[str]]
@@ -67,7 +70,7 @@ def _jobs(setup: ToolSetup) -> JobTable:
 def _bash(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.bash_family import bash_tools
 
-    return bash_tools(_jobs(setup), _homes(setup))
+    return bash_tools(_jobs(setup), _homes(setup), background="jobs" in setup.families)
 
 
 def _bash_guidance(offered: Collection[str]) -> Sequence[str]:
@@ -168,6 +171,7 @@ def offered(families: Sequence[Family], setup: ToolSetup) -> Offer:
         from acp_plus.core.tools.job_table import JobTable
 
         setup = replace(setup, jobs=JobTable())
+    setup = replace(setup, families=frozenset(family.name for family in families))
     tools: list[Tool] = []
     for family in families:
         if family.tools is not None:
