@@ -7,8 +7,9 @@ with the launch kit's compile cache warm); `plus` is acp-plus. A target that can
 here is named and left out.
 
 Each round runs, for every target in an order rotated per round, `baseline/handshake`
-(spawn, `initialize`, `session/new`, shutdown: the run is the start-up) and
-`baseline/text-exchange` (one text turn). It prints each target's median seconds per
+(spawn, `initialize`, `session/new`, shutdown: the run is the start-up),
+`baseline/text-exchange` (one text turn) and `tools/bash-exit-stderr` (six `bash` calls,
+in each agent's own sandbox). It prints each target's median seconds per
 scenario and the ratio of each native's median to plus's, the goal being at most 2x.
 """
 
@@ -23,7 +24,10 @@ from parity.config.project import load_config
 from parity.engine.runner import Runner
 from parity.scenario.load import load_scenario
 
-SCENARIOS = ("baseline/handshake", "baseline/text-exchange")
+SCENARIOS = ("baseline/handshake", "baseline/text-exchange", "tools/bash-exit-stderr")
+BASH = "tools/bash-exit-stderr"
+"""Six built-in `bash` calls, each its own model turn: its median less text-exchange's,
+over the calls, is what one `bash` call costs on each target (issue 31)."""
 TARGETS = ("plus", "native", "native-rc8")
 
 
@@ -75,7 +79,33 @@ def main() -> int:
                 f"{target} {median:.2f}" + ("" if target == "plus" else f" ({median / base:.2f}x)")
             )
         print(f"  {scenario:24} " + ", ".join(cells))
+    calls = bash_calls(config.scenarios_dir / f"{BASH}.yaml")
+    per_call = {
+        target: (
+            statistics.median(times[(BASH, target)])
+            - statistics.median(times[("baseline/text-exchange", target)])
+        )
+        / calls
+        for target in targets
+    }
+    cells = [
+        f"{target} {1000 * cost:.0f} ms"
+        + ("" if target == "plus" else f" ({cost / per_call['plus']:.2f}x)")
+        for target, cost in per_call.items()
+    ]
+    print(f"  one bash call (of {calls})     " + ", ".join(cells))
     return 0
+
+
+def bash_calls(path: Path) -> int:
+    """How many built-in `bash` calls the scenario's model makes."""
+    loaded = load_scenario(path)
+    return sum(
+        1
+        for entry in loaded.llm
+        for call in entry.params.get("tool_calls") or []
+        if isinstance(call, dict) and call.get("name") == "bash" and call.get("builtin")
+    )
 
 
 if __name__ == "__main__":

@@ -49,6 +49,7 @@ log = logging.getLogger(__name__)
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled."
 ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
+Src = ev.ContextSource | None  # user content's source: None, a prompt; else model context
 
 
 class Route(NamedTuple):
@@ -157,7 +158,7 @@ class Agent:
         self._inner.cancel()
         return True
 
-    def steer(self, content: list[dict[str, Any]], source: ev.ContextSource | None = None) -> bool:
+    def steer(self, content: list[dict[str, Any]], source: Src = None) -> bool:
         """Queue user content (with a `source`: model context, such as a job's notice) for
         the running turn's next step boundary; False (nothing queued) when no turn runs."""
         if not self.running:
@@ -167,10 +168,7 @@ class Agent:
         return True
 
     async def run_turn(
-        self,
-        content: list[dict[str, Any]],
-        route: Route | tuple[Any, ...],
-        source: ev.ContextSource | None = None,
+        self, content: list[dict[str, Any]], route: Route | tuple[Any, ...], source: Src = None
     ) -> ev.TurnEndReason:
         """Run one turn for the admitted `content` and return its `turn/end` reason; with
         a `source`, `content` is model context (a job notice waking an idle session).

@@ -95,6 +95,19 @@ def compare_allowance(*transcripts: Transcript | None) -> float:
     return min(limit(), total)
 
 
+def _in_finalizer(frame: Any) -> bool:
+    while frame is not None:
+        if frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+AGAIN = 0.01
+"""Seconds after which an expired deadline raises again, its last raise having been
+swallowed (by a finalizer)."""
+
+
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     """Raise `TimeLimit` in the block once `seconds` have passed (main thread only; an
@@ -104,7 +117,12 @@ def deadline(seconds: float) -> Iterator[None]:
         return
 
     def expire(signum: int, frame: Any) -> None:
-        raise TimeLimit(seconds)
+        # The signal lands in whatever Python code runs, a finalizer (`__del__`) among
+        # them, where an exception is printed ("Exception ignored in") and dropped: there,
+        # ring again soon instead; and after any raise, in case another such place took it.
+        signal.setitimer(signal.ITIMER_REAL, AGAIN)
+        if not _in_finalizer(frame):
+            raise TimeLimit(seconds)
 
     start = time.monotonic()
     previous = signal.signal(signal.SIGALRM, expire)

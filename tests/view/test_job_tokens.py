@@ -1,5 +1,6 @@
 """Background job ids and DSH's spill file names: random per run, so a view numbers
-them like ids (`<job:n>`) and keeps only the stable parts of the file names."""
+them like ids (`<job:n>`), and the random parts of the file names like the run's other
+TMPDIR names (`<tmpname:n>`, tests/view/test_tmp_names.py)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,14 @@ def test_job_ids_are_numbered_in_order_of_first_appearance() -> None:
 
 
 def test_spill_file_names_keep_only_their_stable_parts() -> None:
-    tokens = Tokens({"tmp": "/tmp"})
+    tokens = Tokens({"tmp": "/tmp"}, pids=[17459])
     text = (
         "[output truncated; full output: /tmp/dsh-subprocess-pVfWnv/"
         "dsh-subprocess-17459-2-8a10f845a2d9-stderr.log]\n(Omitted 5 bytes. Full formatted "
         "result stored at: /tmp/dsh-spill-o4wMSI/session-7b02e343d587/1293049672f4-bash.txt."
     )
     assert tokens.scrub_text(text) == (
-        "[output truncated; full output: <tmp>/dsh-subprocess-<random>/"
-        "dsh-subprocess-<pid>-2-<random>-stderr.log]\n(Omitted 5 bytes. Full formatted "
-        "result stored at: <tmp>/dsh-spill-<random>/session-<session>/<random>-bash.txt."
+        "[output truncated; full output: <tmp>/dsh-subprocess-<tmpname:1>/"
+        "dsh-subprocess-<pid>-2-<tmpname:2>-stderr.log]\n(Omitted 5 bytes. Full formatted "
+        "result stored at: <tmp>/dsh-spill-<tmpname:3>/session-<tmpname:4>/<tmpname:5>-bash.txt."
     )
