@@ -30,6 +30,11 @@ LEFTOVER_GRACE = 1.0
 """Seconds the children an agent left in its group get to end by themselves after it
 ended by itself; those still running then are leftovers (a run problem)."""
 
+ORPHAN_GRACE = 5.0
+"""Seconds, from the agent's end, a process it started in a session of its own gets to
+follow it: an MCP server that reads EOF only once it has loaded (a Python one takes a
+second or more on a loaded machine: codex-acp's, in CI). Paid only while one runs."""
+
 LOCALE_NAMES = frozenset(
     {
         "LC_ALL",
@@ -257,7 +262,8 @@ class AgentProcess:
                 await asyncio.sleep(0.02)
             left = len(members)
             # One it started in a session of its own (codex-acp's MCP servers) was
-            # re-parented here when it ended: the same moment to read EOF and follow it.
+            # re-parented here when it ended: a moment to read EOF and follow it.
+            deadline += ORPHAN_GRACE - LEFTOVER_GRACE
             while orphans.running_adopted() and loop.time() < deadline:
                 await asyncio.sleep(0.02)
         if _kill_group(self.pid, signal.SIGKILL):
