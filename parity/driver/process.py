@@ -131,6 +131,15 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
+def _outside_group(pgid: int) -> list[int]:
+    """Adopted orphans still running that left process group `pgid` (a new session)."""
+    return [
+        pid
+        for pid in orphans.running_adopted()
+        if (info := orphans.proc_stat(pid)) is not None and info.pgrp != pgid
+    ]
+
+
 # --- one agent process ------------------------------------------------------------------
 
 
@@ -263,8 +272,9 @@ class AgentProcess:
             left = len(members)
             # One it started in a session of its own (codex-acp's MCP servers) was
             # re-parented here when it ended: a moment to read EOF and follow it.
+            # (Not one still in its group: that one is a leftover, counted above.)
             deadline += ORPHAN_GRACE - LEFTOVER_GRACE
-            while orphans.running_adopted() and loop.time() < deadline:
+            while _outside_group(self.pid) and loop.time() < deadline:
                 await asyncio.sleep(0.02)
         if _kill_group(self.pid, signal.SIGKILL):
             deadline = loop.time() + ladder.kill
