@@ -125,6 +125,18 @@ def _fs_guidance(offered: Collection[str]) -> Sequence[str]:
     return FS_GUIDANCE
 
 
+def _workflow(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.workflow_family import workflow_tools
+
+    return workflow_tools(_homes(setup))
+
+
+def _workflow_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.workflow_text import GUIDANCE
+
+    return GUIDANCE
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("bash", _bash, _bash_guidance),
     Family("fs", _fs, _fs_guidance),
@@ -136,7 +148,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("skill"),
     Family("web"),
     Family("goal"),
-    Family("workflow"),
+    Family("workflow", _workflow, _workflow_guidance),
     Family("ralph"),
     Family("subagent"),
     Family("hooks"),

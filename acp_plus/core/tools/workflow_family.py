@@ -1,0 +1,144 @@
+"""The `workflow` family as native mounts it: one tool that runs a model-written
+JavaScript script orchestrating child agents, and the paragraph the system prompt
+carries for it (`workflow_text.py` holds the words).
+
+A call is checked as native checks it (arguments, then `run_in_background`, then the
+meta block and a meta statement left in the body), then the script runs in the guest
+Node process (`workflow_engine.py`), confined like a `bash` command of the session's
+standing sandbox mode: the script has no file APIs, but the vm it runs in is no
+security boundary, so the process is what holds it.
+
+Child agents come from `children` (`workflow_engine.Children`); where acp-plus has none
+to give, `agent()` fails as a child that cannot start does (docs/acp-plus.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from acp_plus.core.confine import Profile, bwrap_args, hidden_paths, landlock_args
+from acp_plus.core.tools.arg_check import arguments_error
+from acp_plus.core.tools.backend import Backend, find_backend
+from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.workflow_engine import (
+    Children,
+    Limits,
+    NoChildren,
+    ParseError,
+    run_workflow,
+)
+from acp_plus.core.tools.workflow_text import (
+    DESCRIPTION,
+    NO_JOBS,
+    PARAMETERS,
+    call_problem,
+    render_completed,
+    render_failure,
+)
+
+NO_SUBAGENTS = "acp-plus has no subagents to start yet"
+"""Why `agent()` fails in acp-plus until the subagent family is built (docs/acp-plus.md)."""
+
+
+def _error(text: str) -> ToolResult:
+    return ToolResult.text(f"Error: {text}", is_error=True)
+
+
+class WorkflowTool:
+    """Run a workflow script in the foreground (a background run needs the job tools)."""
+
+    name = "workflow"
+    description = DESCRIPTION
+    parameters = PARAMETERS
+
+    def __init__(
+        self,
+        homes: Sequence[Path] = (),
+        *,
+        children: Children | None = None,
+        background: bool = False,
+        find: Callable[[], Backend | None] = find_backend,
+        limits: Limits | None = None,
+    ) -> None:
+        self.homes = tuple(home.resolve(strict=False) for home in homes)
+        self.children: Children = children or NoChildren(NO_SUBAGENTS)
+        self.background = background
+        self.find = find
+        self.limits = limits or Limits.for_machine()
+
+    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """Nothing to ask: the children it starts ask for what they do."""
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Check the call, run the script, render its outcome."""
+        problem = arguments_error(PARAMETERS, args)
+        if problem is not None:
+            return _error(problem)
+        if args.get("run_in_background") is True and not self.background:
+            return _error(NO_JOBS)
+        problem = call_problem(args)
+        if problem is not None:
+            return _error(problem)
+        node = shutil.which("node")
+        if node is None:
+            return _error("workflow runtime unavailable: node was not found on PATH")
+        tmpdir: Path | None = None
+        try:
+            prefix, tmpdir = await self._confinement(ctx)
+            if prefix is None:
+                return _error(render_failure("error", self._unenforceable(ctx)))
+            result = await run_workflow(
+                node=node,
+                prefix=prefix,
+                cwd=ctx.cwd,
+                meta=args["meta"],
+                body=str(args["script"]),
+                args=args.get("args"),
+                limits=self.limits,
+                children=self.children,
+                env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+            )
+        except ParseError as exc:
+            return _error(str(exc))
+        finally:
+            if tmpdir is not None:
+                shutil.rmtree(tmpdir, ignore_errors=True)
+        if result.stop_reason != "completed" or result.rendered is None:
+            return _error(render_failure(result.stop_reason, result.error))
+        name = str(args["meta"]["name"])
+        return ToolResult.text(render_completed(name, result.agents_started, result.rendered))
+
+    @staticmethod
+    def _unenforceable(ctx: ToolContext) -> str:
+        return f"workflow runtime cannot enforce the {ctx.sandbox} file policy"
+
+    async def _confinement(self, ctx: ToolContext) -> tuple[list[str] | None, Path | None]:
+        """The sandbox prefix for the guest in the standing mode (none under
+        danger-full-access), or None where no backend can enforce it."""
+        if ctx.sandbox == "danger-full-access":
+            return [], None
+        backend = await asyncio.to_thread(self.find)
+        if backend is None:
+            return None, None
+        workspace = ctx.cwd.resolve(strict=False)
+        hidden = hidden_paths([home for home in self.homes if home.is_dir()], workspace)
+        profile = Profile(ctx.sandbox, workspace, hidden, backend.userns, workspace)
+        if backend.kind == "bwrap":
+            return [backend.executable, *bwrap_args(profile)], None
+        tmpdir = Path(tempfile.mkdtemp(prefix="acp-plus-workflow-"))
+        return [*backend.prefix(), *landlock_args(profile, tmpdir)], tmpdir
+
+
+def workflow_tools(homes: Sequence[Path] = (), *, background: bool = False) -> list[Tool]:
+    """The family's tools: `workflow` (in the background only beside the job tools)."""
+    return [WorkflowTool(homes, background=background)]
+
+
+__all__ = ["NO_SUBAGENTS", "WorkflowTool", "workflow_tools"]
