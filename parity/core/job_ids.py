@@ -1,5 +1,6 @@
-"""Background job ids as DSH makes them (`bash-` and 16 random hex digits; 0.1.0-rc.8:
-`bash-` and a count). The random names of its spill files are the run's TMPDIR names
+"""Background job ids as DSH makes them (the job's kind, `bash`, `pwsh`, `workflow` or
+`subagent`, a dash and 16 random hex digits; 0.1.0-rc.8: `bash-` and a count). The
+random names of its spill files are the run's TMPDIR names
 `parity.view.tokens` numbers (`<tmpname:n>`).
 
 They are random per run, like a UUID: the normalized view numbers them `<job:n>`
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import re
 
-JOB_ID = re.compile(r"(?<![\w-])(?:bash|pwsh)-(?:[0-9a-f]{16}|[1-9]\d*)(?![\w-]|\.\d)")
-"""0.2.1-rc.2's ids (16 random hex digits) and 0.1.0-rc.8's (`bash-1`, counted per
+JOB_ID = re.compile(
+    r"(?<![\w-])(?:(?:bash|pwsh|workflow|subagent)-[0-9a-f]{16}|bash-[1-9]\d*)(?![\w-]|\.\d)"
+)
+"""0.2.1-rc.2's ids (16 random hex digits, any kind) and 0.1.0-rc.8's (`bash-1`, counted per
 process, so they depend on what else the process ran)."""
 JOB_TOKEN = re.compile(r"<job:(\d+)>")
 

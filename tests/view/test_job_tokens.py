@@ -23,6 +23,20 @@ def test_job_ids_are_numbered_in_order_of_first_appearance() -> None:
     assert fresh.count("job") == 0
 
 
+def test_every_job_kind_of_native_is_a_job_id() -> None:
+    """Native names a job by its kind: bash and pwsh commands, workflow and subagent runs
+    in the background; only rc.8's bash ids are counted."""
+    tokens = Tokens({})
+    tokens.discover_uuids(
+        {"a": "as job workflow-22955817b07c48bd", "b": "subagent-0123456789abcdef and bash-7"}
+    )
+    assert tokens.count("job") == 3
+    assert tokens.scrub_text("workflow-22955817b07c48bd") == "<job:1>"
+    prose = Tokens({})
+    prose.discover_uuids({"a": "see workflow-2 and subagent-12, not jobs"})
+    assert prose.count("job") == 0
+
+
 def test_spill_file_names_keep_only_their_stable_parts() -> None:
     tokens = Tokens({"tmp": "/tmp"}, pids=[17459])
     text = (

@@ -128,7 +128,7 @@ def _fs_guidance(offered: Collection[str]) -> Sequence[str]:
 def _workflow(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.workflow_family import workflow_tools
 
-    return workflow_tools(_homes(setup))
+    return workflow_tools(_homes(setup), _jobs(setup) if "jobs" in setup.families else None)
 
 
 def _workflow_guidance(offered: Collection[str]) -> Sequence[str]:

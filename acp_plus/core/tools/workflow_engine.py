@@ -101,8 +101,15 @@ def _describe(error: BaseException) -> str:
 class _Link:
     """The host end of one guest process."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, children: Children, progress: Progress):
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        children: Children,
+        progress: Progress,
+        parsed: asyncio.Future[None] | None,
+    ):
         self.proc = proc
+        self.parsed = parsed
         self.children = children
         self.progress = progress
         self.runs: dict[int, ChildRun] = {}
@@ -121,7 +128,10 @@ class _Link:
             op = message.get("op")
             if op in ("result", "parse-error"):
                 return dict(message)
-            if op == "progress":
+            if op == "parsed":
+                if self.parsed is not None and not self.parsed.done():
+                    self.parsed.set_result(None)
+            elif op == "progress":
                 self.progress(message["event"])
             elif op == "start-child":
                 task = asyncio.create_task(self._child(int(message["call"]), message["request"]))
@@ -174,8 +184,11 @@ async def run_workflow(
     children: Children,
     progress: Progress = lambda event: None,
     env: dict[str, str] | None = None,
+    parsed: asyncio.Future[None] | None = None,
 ) -> RunResult:
-    """Run one script to its end; raise `ParseError` when it does not compile."""
+    """Run one script to its end; raise `ParseError` when it does not compile. `parsed`,
+    when given, is resolved once the body compiles (a background call's answer waits for
+    it), or fails with the `ParseError`."""
     proc = await asyncio.create_subprocess_exec(
         *prefix,
         node,
@@ -188,7 +201,7 @@ async def run_workflow(
         limit=LINE_LIMIT,
         env=env,
     )
-    link = _Link(proc, children, progress)
+    link = _Link(proc, children, progress, parsed)
     run: dict[str, Any] = {"op": "run", "meta": meta, "body": body, "limits": limits.wire()}
     if args is not None:
         run["args"] = args
@@ -199,11 +212,16 @@ async def run_workflow(
     finally:
         await link.close()
     err = (await stderr).decode("utf-8", "replace")
+    if parsed is not None and not parsed.done():
+        parsed.set_result(None)  # it ended before compiling: the run's result says how
     if last is None:
         detail = err.strip()[-STDERR_TAIL:] or f"exit code {proc.returncode}"
         return RunResult("error", 0, error=f"the workflow process ended early: {detail}")
     if last["op"] == "parse-error":
-        raise ParseError(str(last["message"]))
+        error = ParseError(str(last["message"]))
+        if parsed is not None and not parsed.done():
+            parsed.set_exception(error)
+        raise error
     result = last["result"]
     return RunResult(
         stop_reason=str(result["stopReason"]),

@@ -26,11 +26,13 @@ from acp_plus.core.confine import Profile, bwrap_args, hidden_paths, landlock_ar
 from acp_plus.core.tools.arg_check import arguments_error
 from acp_plus.core.tools.backend import Backend, find_backend
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.job_table import Job, JobError, JobTable, Outcome
 from acp_plus.core.tools.workflow_engine import (
     Children,
     Limits,
     NoChildren,
     ParseError,
+    RunResult,
     run_workflow,
 )
 from acp_plus.core.tools.workflow_text import (
@@ -43,6 +45,7 @@ from acp_plus.core.tools.workflow_text import (
 )
 
 NO_SUBAGENTS = "acp-plus has no subagents to start yet"
+NO_NODE = "workflow runtime unavailable: node was not found on PATH"
 """Why `agent()` fails in acp-plus until the subagent family is built (docs/acp-plus.md)."""
 
 
@@ -50,8 +53,13 @@ def _error(text: str) -> ToolResult:
     return ToolResult.text(f"Error: {text}", is_error=True)
 
 
+def _agents(count: int) -> str:
+    return f"{count} agent{'' if count == 1 else 's'}"
+
+
 class WorkflowTool:
-    """Run a workflow script in the foreground (a background run needs the job tools)."""
+    """Run a workflow script, in the foreground or (beside the job tools, which give it
+    `jobs`) as a background job."""
 
     name = "workflow"
     description = DESCRIPTION
@@ -62,13 +70,13 @@ class WorkflowTool:
         homes: Sequence[Path] = (),
         *,
         children: Children | None = None,
-        background: bool = False,
+        jobs: JobTable | None = None,
         find: Callable[[], Backend | None] = find_backend,
         limits: Limits | None = None,
     ) -> None:
         self.homes = tuple(home.resolve(strict=False) for home in homes)
         self.children: Children = children or NoChildren(NO_SUBAGENTS)
-        self.background = background
+        self.jobs = jobs
         self.find = find
         self.limits = limits or Limits.for_machine()
 
@@ -81,20 +89,75 @@ class WorkflowTool:
         problem = arguments_error(PARAMETERS, args)
         if problem is not None:
             return _error(problem)
-        if args.get("run_in_background") is True and not self.background:
+        background = args.get("run_in_background") is True
+        if background and self.jobs is None:
             return _error(NO_JOBS)
         problem = call_problem(args)
         if problem is not None:
             return _error(problem)
+        name = str(args["meta"]["name"])
+        if background:
+            assert self.jobs is not None
+            return await self._start_job(self.jobs, name, args, ctx)
+        try:
+            result = await self._run(args, ctx)
+        except ParseError as exc:
+            return _error(str(exc))
+        if result.stop_reason != "completed" or result.rendered is None:
+            return _error(render_failure(result.stop_reason, result.error))
+        return ToolResult.text(render_completed(name, result.agents_started, result.rendered))
+
+    async def _start_job(
+        self, jobs: JobTable, name: str, args: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        """Native's background run: a `workflow` job whose output, once it settles, is
+        the rendered return value (the run's failure is its status detail); the call
+        answers once the body compiles, and a body that does not is the call's error."""
+        parsed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        async def work(job: Job) -> Outcome:
+            result = await self._run(args, ctx, parsed)
+            if result.stop_reason == "completed" and result.rendered is not None:
+                text = render_completed(name, result.agents_started, result.rendered)
+                jobs.append(job, "stdout", text)
+                return Outcome("completed", _agents(result.agents_started))
+            return Outcome("failed", result.error or "unknown error")
+
+        try:
+            job = jobs.start("workflow", name, ctx.session_id, work)
+        except JobError as exc:
+            return _error(str(exc))
+        settled: asyncio.Future[Any] = asyncio.ensure_future(job.settled.wait())
+        waited: list[asyncio.Future[Any]] = [parsed, settled]
+        try:
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            settled.cancel()
+        if parsed.done() and parsed.exception() is not None:
+            jobs.remove(job)  # native refuses the call before any job exists
+            return _error(str(parsed.exception()))
+        return ToolResult.text(
+            f'workflow "{name}" started in the background as job {job.id}. Its return value '
+            "arrives with the completion notice; check on it with job_output, stop it with "
+            "job_kill."
+        )
+
+    async def _run(
+        self,
+        args: dict[str, Any],
+        ctx: ToolContext,
+        parsed: asyncio.Future[None] | None = None,
+    ) -> RunResult:
+        """The script in its confined guest, to its end (`ParseError`: it never ran)."""
         node = shutil.which("node")
         if node is None:
-            return _error("workflow runtime unavailable: node was not found on PATH")
+            return RunResult("error", 0, error=NO_NODE)
         tmpdir: Path | None = None
         try:
             prefix, tmpdir = await self._confinement(ctx)
             if prefix is None:
-                return _error(render_failure("error", self._unenforceable(ctx)))
-            result = await run_workflow(
+                return RunResult("error", 0, error=self._unenforceable(ctx))
+            return await run_workflow(
                 node=node,
                 prefix=prefix,
                 cwd=ctx.cwd,
@@ -104,16 +167,11 @@ class WorkflowTool:
                 limits=self.limits,
                 children=self.children,
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+                parsed=parsed,
             )
-        except ParseError as exc:
-            return _error(str(exc))
         finally:
             if tmpdir is not None:
                 shutil.rmtree(tmpdir, ignore_errors=True)
-        if result.stop_reason != "completed" or result.rendered is None:
-            return _error(render_failure(result.stop_reason, result.error))
-        name = str(args["meta"]["name"])
-        return ToolResult.text(render_completed(name, result.agents_started, result.rendered))
 
     @staticmethod
     def _unenforceable(ctx: ToolContext) -> str:
@@ -136,9 +194,10 @@ class WorkflowTool:
         return [*backend.prefix(), *landlock_args(profile, tmpdir)], tmpdir
 
 
-def workflow_tools(homes: Sequence[Path] = (), *, background: bool = False) -> list[Tool]:
-    """The family's tools: `workflow` (in the background only beside the job tools)."""
-    return [WorkflowTool(homes, background=background)]
+def workflow_tools(homes: Sequence[Path] = (), jobs: JobTable | None = None) -> list[Tool]:
+    """The family's tools: `workflow`, in the background only given `jobs` (the job
+    tools' table: native's background runs come with the job tools)."""
+    return [WorkflowTool(homes, jobs=jobs)]
 
 
 __all__ = ["NO_SUBAGENTS", "WorkflowTool", "workflow_tools"]

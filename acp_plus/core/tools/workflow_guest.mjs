@@ -8,13 +8,13 @@
 //
 // The wire is one JSON object per line. The host writes the run first:
 //   {"op":"run","meta":{...},"body":"...","args":...,"limits":{...}}
-// and the guest answers with, in any number:
+// and the guest answers with {"op":"parsed"} once the body compiles, then, in any number:
 //   {"op":"progress","event":{"type":"phase"|"log"|"agent-start"|"agent-end",...}}
 //   {"op":"start-child","call":N,"request":{"prompt":...,"schema"?,"provider"?,"model"?}}
 //   {"op":"dispose-child","call":N}
 // and ends with exactly one of
 //   {"op":"parse-error","message":"..."}     the body does not compile: nothing ran
-//   {"op":"result","result":{"value":...,"stopReason":"completed"|"error","error"?,"agentsStarted":N}}
+//   {"op":"result","result":{"value":...,"rendered"?,"stopReason":"completed"|"error","error"?,"agentsStarted":N}}
 // The host answers a start-child with {"op":"child","call":N,"childId":"..."} or
 // {"op":"child-failed","call":N,"error":"..."}, then with {"op":"child-result","call":N,
 // "result":{"output":[blocks],"stopReason":"...","structured"?:{...}}} or
@@ -62,6 +62,20 @@ function describe(error) {
   } catch {
     return "[unrenderable thrown value]";
   }
+}
+
+/**
+ * A failure's stack with only the script's own frames (`workflow:NAME:LINE:COL`): the
+ * frames below them are this guest's and Node's, which say nothing to the model and
+ * change with every edit of this file and every Node version (native's show its own
+ * engine there; docs/acp-plus.md, "The workflow tool").
+ */
+function ownFrames(text, name) {
+  const lines = text.split("\n");
+  const first = lines.findIndex((line) => line.startsWith("    at "));
+  if (first === -1) return text;
+  const script = `workflow:${name}:`;
+  return [...lines.slice(0, first), ...lines.slice(first).filter((line) => line.startsWith("    at ") && line.includes(script))].join("\n");
 }
 
 // --- JSON data out of the script's realm -------------------------------------------
@@ -501,6 +515,7 @@ async function execute(init) {
     send({ op: "parse-error", message: `workflow script does not parse: ${String(error)}` });
     return;
   }
+  send({ op: "parsed" }); // a background call answers once the body compiles
   const run = new Run(init.limits);
   const context = vm.createContext({}, { name: `workflow:${init.meta.name}` });
   for (const [key, value] of Object.entries(run.hooks(init.args))) {
@@ -521,7 +536,8 @@ async function execute(init) {
     // Rendered here, by V8, so the text the model reads is JSON.stringify's own.
     result = { value, rendered: JSON.stringify(value, null, 2), stopReason: "completed", agentsStarted: run.started };
   } catch (error) {
-    result = { value: null, stopReason: "error", error: describe(error), agentsStarted: run.started };
+    const error_ = ownFrames(describe(error), init.meta.name);
+    result = { value: null, stopReason: "error", error: error_, agentsStarted: run.started };
   }
   send({ op: "result", result });
 }
