@@ -170,10 +170,11 @@ def parse_skill(text: str, path: Path, base: Path) -> Skill | None:
 
 
 def _read(path: Path) -> str | None:
+    """A skill file's text; None when it is gone or not UTF-8 text (native skips both)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
+        with open(path, encoding="utf-8") as handle:
             return handle.read()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+    except (OSError, UnicodeDecodeError):
         return None
 
 

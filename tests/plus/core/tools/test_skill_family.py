@@ -231,6 +231,7 @@ def test_roots_precedence_and_the_system_folder(tmp_path: Path) -> None:
     put("agents/skills/b.md", "b", "shared")
     put("agents/skills/d.md", "d", "shared")
     put("agents/skills/deep/er/SKILL.md", "e", "nested")
+    (agents / "skills/latin1.md").write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\n")
     roots = sd.roots(work, state, {"DSH_AGENTS_HOME": str(agents), "HOME": "/nowhere"})
     assert [r.path for r in roots] == [
         tmp_path / "repo/.dsh/skills",
