@@ -170,10 +170,12 @@ def parse_skill(text: str, path: Path, base: Path) -> Skill | None:
 
 
 def _read(path: Path) -> str | None:
-    """A skill file's text; None when it is gone or not UTF-8 text (native skips both)."""
+    """A skill file's text as native's file service reads text (a leading byte-order mark
+    dropped); None when it is gone or is no text (not UTF-8, or a NUL in its first 8 KiB),
+    files native skips."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        data = path.read_bytes()
+        return None if b"\0" in data[:8192] else data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return None
 

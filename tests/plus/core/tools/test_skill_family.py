@@ -232,6 +232,8 @@ def test_roots_precedence_and_the_system_folder(tmp_path: Path) -> None:
     put("agents/skills/d.md", "d", "shared")
     put("agents/skills/deep/er/SKILL.md", "e", "nested")
     (agents / "skills/latin1.md").write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\n")
+    (agents / "skills/nul.md").write_bytes(b"---\nname: nul\ndescription: d\n---\n\0")
+    (agents / "skills/bom.md").write_bytes(b"\xef\xbb\xbf---\nname: bom\ndescription: d\n---\n")
     roots = sd.roots(work, state, {"DSH_AGENTS_HOME": str(agents), "HOME": "/nowhere"})
     assert [r.path for r in roots] == [
         tmp_path / "repo/.dsh/skills",
@@ -243,6 +245,7 @@ def test_roots_precedence_and_the_system_folder(tmp_path: Path) -> None:
     assert found == {
         "a": ("project dsh", tmp_path / "repo/.dsh/skills"),
         "b": ("acp-plus home", state / "skills/b"),
+        "bom": ("d", agents / "skills"),
         "d": ("shared", agents / "skills"),
         "sys": ("a file is no folder", state / "skills"),
     }
