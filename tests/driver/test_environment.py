@@ -79,7 +79,11 @@ async def test_exported_credentials_reach_no_file_of_the_run(
 
 async def test_home_files_are_written_into_the_agents_home_before_it_starts() -> None:
     transcript = await run_scenario(
-        scenario(BASIC, home_files={".agents/skills/a.md": "skill\n"}, files={"w.txt": "w"}),
+        scenario(
+            BASIC,
+            home_files={".agents/skills/a.md": "skill\n", "acp-plus.toml": "scenario's\n"},
+            files={"w.txt": "w"},
+        ),
         agent("echo_agent", files={"acp-plus.toml": "target's own\n"}),
         llm_run=None,
         run_id="home-files",
