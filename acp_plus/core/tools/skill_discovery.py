@@ -184,7 +184,7 @@ def _entries(root: Root) -> list[tuple[Path, Path]]:
     """A root's candidate files and their bases, in native's order (by entry name)."""
     try:
         names = sorted(os.listdir(root.path))
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
+    except OSError:  # absent, not a folder, unreadable: no skills there
         return []
     found: list[tuple[Path, Path]] = []
     for name in names:
