@@ -257,7 +257,8 @@ class Agent:
         hit_ceiling = False
         while True:
             self._check_cancel()
-            for queued in self._inbox:
+            notes = await self.tools.step_context(self.log.events(), self._inbox, self.cwd, turn)
+            for queued in [*self._inbox, *notes]:  # steered, then the tools' context (skills)
                 self.commit(queued)
                 if "source" not in queued:  # a user's message: repetition across it is no loop
                     self._repeats.reset()

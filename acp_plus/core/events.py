@@ -53,7 +53,13 @@ class TurnStart(TypedDict):
 
 
 ContextSource = Literal[
-    "workspace-instructions", "runtime-context", "repeat-reminder", "hook-context", "job-notice"
+    "workspace-instructions",
+    "runtime-context",
+    "repeat-reminder",
+    "hook-context",
+    "job-notice",
+    "skill-catalog",
+    "skill-invocation",
 ]
 
 
@@ -64,6 +70,8 @@ class UserMessage(TypedDict):
     content: list[dict[str, Any]]
     source: NotRequired[ContextSource]
     """Set on model context the agent adds (not typed by the user): replay skips it."""
+    entries: NotRequired[list[dict[str, str]]]
+    """A `skill-catalog` message's skills (`name`, `description`), as its text lists them."""
 
 
 class RouteSet(TypedDict):

@@ -194,6 +194,7 @@ async def _play(run: Run) -> None:
     try:
         try:
             _seed(run.paths.workdir, run.scenario.files, "scenario file")
+            _seed(run.paths.home, run.scenario.home_files, "scenario home file")
             _seed(run.paths.home, run.launch.files, "launch file")
             _link(run.paths.tmp, run.launch.tmp_links)
         except ScriptError as exc:

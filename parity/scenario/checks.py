@@ -339,20 +339,21 @@ def _check_tool_call(
 
 
 def _check_files(data: dict[str, Any], sink: Sink) -> None:
-    files = data.get("files")
-    for rel in files if isinstance(files, dict) else {}:
-        if not isinstance(rel, str):
-            continue
-        parts = PurePosixPath(rel).parts
-        if (
-            not rel
-            or rel.startswith("/")
-            or "\\" in rel
-            or ".." in parts
-            or re.match(r"[A-Za-z]:", rel)
-        ):
-            sink.add(
-                ("files", rel),
-                f"{rel!r} must be a relative path inside the workdir",
-                "use forward slashes, no `..`",
-            )
+    for key, where in (("files", "the workdir"), ("home_files", "the home")):
+        files = data.get(key)
+        for rel in files if isinstance(files, dict) else {}:
+            if not isinstance(rel, str):
+                continue
+            parts = PurePosixPath(rel).parts
+            if (
+                not rel
+                or rel.startswith("/")
+                or "\\" in rel
+                or ".." in parts
+                or re.match(r"[A-Za-z]:", rel)
+            ):
+                sink.add(
+                    (key, rel),
+                    f"{rel!r} must be a relative path inside {where}",
+                    "use forward slashes, no `..`",
+                )

@@ -163,6 +163,7 @@ def _build(
         tools=[_tool(t) for t in data.get("tools", [])],
         builtin_tools=_families(data["builtin_tools"]) if "builtin_tools" in data else None,
         files=dict(data.get("files", {})),
+        home_files=dict(data.get("home_files", {})),
         expect_files=list(data.get("expect_files", [])),
         llm=[LlmEntry(e, where(("llm", i))) for i, e in enumerate(data.get("llm", []))],
         client=dict(data.get("client", {})),

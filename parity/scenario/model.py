@@ -175,6 +175,8 @@ class Scenario:
     builtin_tools: tuple[str, ...] | None = None
     """The `builtin_tools` key as written (`all` is `("all",)`); None when absent."""
     files: dict[str, str] = field(default_factory=dict)
+    home_files: dict[str, str] = field(default_factory=dict)
+    """Files written into the run's home (the agents' HOME) before the agent starts."""
     expect_files: list[str] = field(default_factory=list)
     """Workdir files whose content after the run is part of every target's view."""
     llm: list[LlmEntry] = field(default_factory=list)

@@ -86,6 +86,7 @@ def supplied_texts(scenario: Scenario) -> list[str]:
             walk(value.params)
 
     walk(scenario.files)
+    walk(scenario.home_files)
     walk([tool.content for tool in scenario.tools])
     # A captured entry's `request` is what the agent sent in the capture, not data.
     walk([{k: v for k, v in entry.params.items() if k != "request"} for entry in scenario.llm])

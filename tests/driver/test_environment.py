@@ -75,3 +75,29 @@ async def test_exported_credentials_reach_no_file_of_the_run(
     finally:
         run_module._remove_later(root)
         run_module.wait_for_cleanup()
+
+
+async def test_home_files_are_written_into_the_agents_home_before_it_starts() -> None:
+    transcript = await run_scenario(
+        scenario(
+            BASIC,
+            home_files={".agents/skills/a.md": "skill\n", "acp-plus.toml": "scenario's\n"},
+            files={"w.txt": "w"},
+        ),
+        agent("echo_agent", files={"acp-plus.toml": "target's own\n"}),
+        llm_run=None,
+        run_id="home-files",
+        target="echo_agent",
+        ladder=FAST,
+        keep_dir=True,
+    )
+    assert_all_gone(transcript)
+    root = Path(transcript.paths["workdir"]).parent
+    try:
+        home = Path(transcript.paths["home"])
+        assert (home / ".agents/skills/a.md").read_text() == "skill\n"
+        assert (home / "acp-plus.toml").read_text() == "target's own\n"
+        assert not (Path(transcript.paths["workdir"]) / ".agents").exists()
+    finally:
+        run_module._remove_later(root)
+        run_module.wait_for_cleanup()

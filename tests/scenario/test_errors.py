@@ -284,6 +284,18 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
         ],
     ),
     (
+        "home file outside the home",
+        "description: x\nhome_files:\n  /etc/passwd: hi\nsteps: [{initialize: {}}]\n",
+        [
+            (
+                3,
+                16,
+                'home_files["/etc/passwd"]',
+                "'/etc/passwd' must be a relative path inside the home",
+            )
+        ],
+    ),
+    (
         "enum typo",
         "description: x\nclient: {permission: alow-once}\nsteps: [{initialize: {}}]\n",
         [

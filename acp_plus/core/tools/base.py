@@ -8,11 +8,12 @@ out of `run` means every approval is logged the same way, whatever the tool.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from acp_plus.core.events import UserMessage
 from acp_plus.core.sandbox import SandboxMode
 
 
@@ -90,6 +91,25 @@ class ToolRegistry:
     def names(self) -> list[str]:
         """Registered names, in order."""
         return list(self._tools)
+
+    async def step_context(
+        self,
+        events: Sequence[Mapping[str, Any]],
+        pending: Sequence[Mapping[str, Any]],
+        cwd: Path,
+        turn: int,
+    ) -> list[UserMessage]:
+        """The model context the tools add before a step, in registration order: a tool
+        with a `step_context(events, cwd, turn)` method (the `skill` tool: its catalog,
+        a user's `/name`) sees the log so far plus the messages `pending` for the step
+        (steered), and the session's cwd."""
+        seen: list[Mapping[str, Any]] = [*events, *pending]
+        notes: list[UserMessage] = []
+        for tool in self._tools.values():
+            hook = getattr(tool, "step_context", None)
+            if hook is not None:
+                notes.extend(await hook(seen, cwd, turn))
+        return notes
 
     def specs(self) -> list[dict[str, Any]]:
         """The `tools` array of a model request, in native's order: by name, compared in

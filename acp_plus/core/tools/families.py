@@ -97,6 +97,12 @@ def _todo(setup: ToolSetup) -> Sequence[Tool]:
     return todo_tools()
 
 
+def _skill(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.skill_family import skill_tools
+
+    return skill_tools(setup.home)
+
+
 def _fs(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.fs_family import fs_tools
 
@@ -145,7 +151,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("todo", _todo),
     Family("working-directory"),
     Family("plan-mode"),
-    Family("skill"),
+    Family("skill", _skill),
     Family("web"),
     Family("goal"),
     Family("workflow", _workflow, _workflow_guidance),
