@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acp_plus.core.tools.base import Tool
+    from acp_plus.core.tools.goal_family import GoalBook
     from acp_plus.core.tools.job_table import JobTable
 
 
@@ -34,6 +35,8 @@ class ToolSetup:
     """acp-plus's state directory: the file tools refuse it, `bash` cannot see it."""
     jobs: JobTable | None = None
     """The background jobs `bash` starts and the job tools read (one table a process)."""
+    goals: GoalBook | None = None
+    """The live sessions' goals the goal tools read and change (one book a process)."""
     families: frozenset[str] = frozenset()
     """The families offered with this one (`offered` sets it): `bash` runs in the
     background only beside `jobs`, as native's job controller comes with the job tools."""
@@ -97,6 +100,19 @@ def _todo(setup: ToolSetup) -> Sequence[Tool]:
     return todo_tools()
 
 
+def _goal(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.goal_family import goal_tools
+
+    assert setup.goals is not None  # `offered` gives every selection one book
+    return goal_tools(setup.goals)
+
+
+def _goal_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.goal_family import GOAL_GUIDANCE
+
+    return GOAL_GUIDANCE
+
+
 def _fs(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.fs_family import fs_tools
 
@@ -135,7 +151,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("plan-mode"),
     Family("skill"),
     Family("web"),
-    Family("goal"),
+    Family("goal", _goal, _goal_guidance),
     Family("workflow"),
     Family("ralph"),
     Family("subagent"),
@@ -171,6 +187,10 @@ def offered(families: Sequence[Family], setup: ToolSetup) -> Offer:
         from acp_plus.core.tools.job_table import JobTable
 
         setup = replace(setup, jobs=JobTable())
+    if setup.goals is None:
+        from acp_plus.core.tools.goal_family import GoalBook
+
+        setup = replace(setup, goals=GoalBook())
     setup = replace(setup, families=frozenset(family.name for family in families))
     tools: list[Tool] = []
     for family in families:
