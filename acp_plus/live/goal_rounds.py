@@ -6,9 +6,9 @@ next round, a turn of the agent's own whose user message is the `<goal_round>` p
 (the client sees that turn's updates without having prompted, after the prompt's
 answer). A goal that has used its rounds is blocked instead (`round-limit`). A
 cancelled round pauses its goal; any other cancelled turn, or one that hit the token
-ceiling, disarms it (phase kept: a person's `resume` rearms it). A session that closes
-stops its rounds without touching the goal, so a resumed session finds it active and
-disarmed.
+ceiling or failed (a provider error), disarms it (phase kept: a person's `resume` rearms
+it). A session that closes stops its rounds without touching the goal, so a resumed
+session finds it active and disarmed.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class GoalRounds:
                 self.goal.activation = "disarmed"
             else:
                 self._cancelled_round = opened  # paused once the session is idle
-        elif kind == "max-tokens":
+        elif kind in ("max-tokens", "error"):  # a failed turn never retries by itself
             self.goal.activation = "disarmed"
         self._requested = True
         self._schedule()

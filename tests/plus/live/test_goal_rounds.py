@@ -139,3 +139,14 @@ async def test_a_cancelled_prompt_disarms_and_a_closing_session_starts_nothing()
     await quiet.run_turn([], None)
     await _settle(closing)
     assert _rounds(quiet) == []
+
+
+async def test_a_failed_or_cut_turn_disarms_the_goal_and_keeps_its_phase() -> None:
+    for kind in ("error", "max-tokens"):
+        session, agent, driver = _driven()
+        agent.commit({"type": "turn/start", "turn": 1})
+        agent.commit({"type": "turn/end", "turn": 1, "reason": {"kind": kind}})
+        await _settle(session)
+        state = goals.fold(agent.log.events())
+        assert driver.goal.activation == "disarmed" and _rounds(agent) == []
+        assert state.goal is not None and state.goal["phase"] == "active"
