@@ -19,7 +19,9 @@ JOB_ID = re.compile(r"(?<![\w-])(?:bash|pwsh)-(?:[0-9a-f]{16}|[1-9]\d*)(?![\w-]|
 """0.2.1-rc.2's ids (16 random hex digits) and 0.1.0-rc.8's (`bash-1`, counted per
 process, so they depend on what else the process ran)."""
 JOB_TOKEN = re.compile(r"<job:(\d+)>")
-GOAL_ID = re.compile(r"(?<![\w-])goal-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])")
+GOAL_ID = re.compile(
+    r"(?<![\w-])goal-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])"
+)
 """A goal's id: `goal-` and a random UUID (every DSH version the project runs, and acp-plus)."""
 GOAL_TOKEN = re.compile(r"<goal:(\d+)>")
 
