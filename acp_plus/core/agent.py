@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 CANCELLED_TOOL_TEXT = "Tool call was cancelled."
 ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
-Src = ev.ContextSource | None  # user content's source: None, a prompt; else model context
+Src = ev.ContextSource | ev.SourceFields | None  # None: a prompt; else model context
 
 
 class Route(NamedTuple):
@@ -164,7 +164,7 @@ class Agent:
         if not self.running:
             return False
         message = ev.user_message(str(uuid.uuid4()), last_turn(self.log.events()), content)
-        self._inbox.append(message if source is None else {**message, "source": source})
+        self._inbox.append(ev.with_source(message, source))
         return True
 
     async def run_turn(
@@ -184,7 +184,7 @@ class Agent:
         self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
         message = ev.user_message(str(uuid.uuid4()), turn, content)
-        self.commit(message if source is None else {**message, "source": source})
+        self.commit(ev.with_source(message, source))
         self._repeats.reset()
         # Native's order: the prompt, the workspace instructions (first turn), the runtime
         # context (when it changed); all part of the model's history.

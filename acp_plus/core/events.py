@@ -9,6 +9,7 @@ the loop and the rest of the bridge.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 ApprovalOutcome = Literal["allowed-once", "rejected", "cancelled", "unavailable"]
@@ -60,7 +61,11 @@ ContextSource = Literal[
     "job-notice",
     "skill-catalog",
     "skill-invocation",
+    "goal-round",
+    "goal-notice",
 ]
+SourceFields = Mapping[str, Any]
+"""A source with more fields than its name: a goal round's `{source, goal}`."""
 
 
 class UserMessage(TypedDict):
@@ -72,6 +77,8 @@ class UserMessage(TypedDict):
     """Set on model context the agent adds (not typed by the user): replay skips it."""
     entries: NotRequired[list[dict[str, str]]]
     """A `skill-catalog` message's skills (`name`, `description`), as its text lists them."""
+    goal: NotRequired[dict[str, Any]]
+    """With `source: goal-round`: the round's `{id, revision, round}` (core/goals.py)."""
 
 
 class RouteSet(TypedDict):
@@ -150,6 +157,15 @@ def context_message(msg_id: str, turn: int, source: ContextSource, text: str) ->
         "content": [text_block(text)],
         "source": source,
     }
+
+
+def with_source(message: UserMessage, source: ContextSource | SourceFields | None) -> UserMessage:
+    """`message` as model context from `source` (a name, or the fields a source brings)."""
+    if source is None:
+        return message
+    if isinstance(source, str):
+        return {**message, "source": source}
+    return {**message, **source}  # type: ignore[typeddict-item]
 
 
 def route_set(provider: str, model: str, effort: str | None, explicit_effort: bool) -> RouteSet:

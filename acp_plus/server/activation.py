@@ -145,6 +145,10 @@ async def start_agent(
             0, responder(session.id, roots, session.cwd, lambda: agent.sandbox)
         )
     session.attach(agent)
+    if runtime.goals is not None:  # the goal tools read this session's log; rounds follow
+        from acp_plus.live.goal_rounds import GoalRounds
+
+        session.on_close.append(GoalRounds(session, agent, runtime.goals).close)
     jobs = runtime.jobs
     if jobs is not None:
         jobs.listen(session.id, lambda _owner, text: _job_notice(session, agent, text))

@@ -1,11 +1,15 @@
 """Background job ids as DSH makes them (the job's kind, `bash`, `pwsh`, `workflow` or
-`subagent`, a dash and 16 random hex digits; 0.1.0-rc.8: `bash-` and a count). The
-random names of its spill files are the run's TMPDIR names
+`subagent`, a dash and 16 random hex digits; 0.1.0-rc.8: `bash-` and a count), and goal
+ids. The random names of its spill files are the run's TMPDIR names
 `parity.view.tokens` numbers (`<tmpname:n>`).
 
 They are random per run, like a UUID: the normalized view numbers them `<job:n>`
 (`parity.view.tokens`), and a scripted answer names the run's n-th job by the same
 token (`parity.fakellm.script`), since a script cannot know the id in advance.
+
+A goal id (`goal-` and a UUID) is random too: the view numbers it as the UUID it holds
+(`goal-<uuid:n>`), and a scripted answer names the run's n-th goal `<goal:n>`, read back
+from the `create_goal` or `get_goal` result it answered.
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ JOB_ID = re.compile(
 """0.2.1-rc.2's ids (16 random hex digits, any kind) and 0.1.0-rc.8's (`bash-1`, counted per
 process, so they depend on what else the process ran)."""
 JOB_TOKEN = re.compile(r"<job:(\d+)>")
+GOAL_ID = re.compile(
+    r"(?<![\w-])goal-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])"
+)
+"""A goal's id: `goal-` and a random UUID (every DSH version the project runs, and acp-plus)."""
+GOAL_TOKEN = re.compile(r"<goal:(\d+)>")
 
 
 def expand_jobs(text: str, ids: list[str]) -> str:
@@ -28,3 +37,13 @@ def expand_jobs(text: str, ids: list[str]) -> str:
 def job_ids(texts: list[str] | tuple[str, ...]) -> list[str]:
     """The job ids named in `texts`, in order of first appearance."""
     return list(dict.fromkeys(found for text in texts for found in JOB_ID.findall(text)))
+
+
+def expand_goals(text: str, ids: list[str]) -> str:
+    """`text` with `<goal:n>` made `ids[n - 1]`; a token past the end stays as written."""
+    return GOAL_TOKEN.sub(lambda m: ids[int(m[1]) - 1] if 0 < int(m[1]) <= len(ids) else m[0], text)
+
+
+def goal_ids(texts: list[str] | tuple[str, ...]) -> list[str]:
+    """The goal ids named in `texts`, in order of first appearance."""
+    return list(dict.fromkeys(found for text in texts for found in GOAL_ID.findall(text)))

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.core.job_ids import expand_jobs, job_ids
+from parity.core.job_ids import expand_goals, expand_jobs, goal_ids, job_ids
 from parity.fakellm.identity import map_strings
 from parity.fakellm.recorded import Projection, decode, stale_diff
 
@@ -282,12 +282,16 @@ class Script:
         return self._responses[index]
 
     def _job_response(self, index: int, view: RequestView) -> Response:
-        """The entry's response, with `<job:n>` made the n-th background job id the
-        request's texts name (ids are random per run: the script can only point at them)."""
-        if "<job:" not in json.dumps(self.entries[index]):
+        """The entry's response, with `<job:n>` (`<goal:n>`) made the n-th background job
+        (goal) id the request's texts name (ids are random per run: the script can only
+        point at them)."""
+        written = json.dumps(self.entries[index])
+        if "<job:" not in written and "<goal:" not in written:
             return self._response(index)
-        ids = job_ids(view.texts)
-        params = map_strings(self.entries[index], lambda text: expand_jobs(text, ids))
+        jobs, goals = job_ids(view.texts), goal_ids(view.texts)
+        params = map_strings(
+            self.entries[index], lambda text: expand_goals(expand_jobs(text, jobs), goals)
+        )
         return build_response(self.expand(params) if self.expand is not None else params)
 
     def answer(self, view: RequestView, projection: Projection | None = None) -> Answer:

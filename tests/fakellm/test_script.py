@@ -239,3 +239,17 @@ def test_a_job_token_in_an_answer_names_the_runs_nth_job() -> None:
     assert answer.response is not None
     sent = "".join(str(c.get("argumentsDelta", "")) for c in answer.response.chunks)
     assert '"job_id":"bash-00000000000000bb"' in sent and '"n":"<job:3>"' in sent
+
+
+def test_a_goal_token_in_an_answer_names_the_runs_nth_goal() -> None:
+    # A goal id (`goal-` + a random UUID) is read back from the result that named it.
+    first = "goal-0f8b6a8e-6a0e-4d3c-9a51-2c1e5b7d9f00"
+    second = "goal-1a2b3c4d-5e6f-4a1b-8c2d-3e4f5a6b7c8d"
+    args = {"goal_id": "<goal:2>", "other": "<goal:3>", "job": "<job:1>"}
+    script = Script([{"tool_calls": [{"id": "c", "name": "update_goal", "arguments": args}]}])
+    texts = (f'{{"goal":{{"id":"{first}"}}}}', f"{second}; {first}; xgoal-{first[5:]}")
+    answer = script.answer(RequestView(has_tools=True, texts=texts))
+    assert answer.response is not None
+    sent = "".join(str(c.get("argumentsDelta", "")) for c in answer.response.chunks)
+    assert f'"goal_id":"{second}"' in sent
+    assert '"other":"<goal:3>"' in sent and '"job":"<job:1>"' in sent

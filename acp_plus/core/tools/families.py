@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acp_plus.core.tools.base import Tool
+    from acp_plus.core.tools.goal_family import GoalBook
     from acp_plus.core.tools.job_table import JobTable
 
 
@@ -34,6 +35,8 @@ class ToolSetup:
     """acp-plus's state directory: the file tools refuse it, `bash` cannot see it."""
     jobs: JobTable | None = None
     """The background jobs `bash` starts and the job tools read (one table a process)."""
+    goals: GoalBook | None = None
+    """The live sessions' goals the goal tools read and change (one book a process)."""
     families: frozenset[str] = frozenset()
     """The families offered with this one (`offered` sets it): `bash` runs in the
     background only beside `jobs`, as native's job controller comes with the job tools."""
@@ -103,6 +106,19 @@ def _skill(setup: ToolSetup) -> Sequence[Tool]:
     return skill_tools(setup.home)
 
 
+def _goal(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.tools.goal_family import goal_tools
+
+    assert setup.goals is not None  # `offered` gives every selection one book
+    return goal_tools(setup.goals)
+
+
+def _goal_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.goal_family import GOAL_GUIDANCE
+
+    return GOAL_GUIDANCE
+
+
 def _fs(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.fs_family import fs_tools
 
@@ -153,7 +169,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("plan-mode"),
     Family("skill", _skill),
     Family("web"),
-    Family("goal"),
+    Family("goal", _goal, _goal_guidance),
     Family("workflow", _workflow, _workflow_guidance),
     Family("ralph"),
     Family("subagent"),
@@ -189,6 +205,10 @@ def offered(families: Sequence[Family], setup: ToolSetup) -> Offer:
         from acp_plus.core.tools.job_table import JobTable
 
         setup = replace(setup, jobs=JobTable())
+    if setup.goals is None:
+        from acp_plus.core.tools.goal_family import GoalBook
+
+        setup = replace(setup, goals=GoalBook())
     setup = replace(setup, families=frozenset(family.name for family in families))
     tools: list[Tool] = []
     for family in families:

@@ -27,7 +27,7 @@ def test_defaults_give_the_deepseek_route() -> None:
     assert (config.enable_session_load, config.enable_additional_directories) == (True, True)
     assert (config.sandbox, config.builtin_tools) == (
         "workspace-write",
-        ("bash", "fs", "fs-search", "jobs", "todo", "skill", "workflow"),
+        ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow"),
     )
 
 
@@ -146,7 +146,7 @@ def test_hooks_are_an_opt_in() -> None:
 @pytest.mark.parametrize(
     ("value", "families"),
     [
-        (True, ("bash", "fs", "fs-search", "jobs", "todo", "skill", "workflow")),
+        (True, ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow")),
         (False, ()),
         (["fs", "web", "fs"], ("fs", "web")),
         ([], ()),
