@@ -42,12 +42,11 @@ from acp_plus.core.tool_arguments import (
     lossless,
     parse_arguments,
 )
-from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
+from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult, cancelled_text
 from acp_plus.core.tools.spill import bound
 
 log = logging.getLogger(__name__)
 
-CANCELLED_TOOL_TEXT = "Tool call was cancelled."
 ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
 Src = ev.ContextSource | None  # user content's source: None, a prompt; else model context
 
@@ -376,7 +375,7 @@ class Agent:
             return await (gate.run(tool, args, ctx) if gate else tool.run(args, ctx))
         except asyncio.CancelledError:
             # Settle the call in the log so the client does not see it running forever.
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(cancelled_text(tool))], True))
             raise
         except Exception as exc:
             log.debug("tool %s raised", name, exc_info=True)

@@ -69,6 +69,21 @@ class Tool(Protocol):
         ...
 
 
+ABORTED_TOOL_TEXT = "Error: tool call aborted"
+"""Native 0.2.1-rc.2's result for a call cancelled while it ran: its tool registry says
+this when the tool's body ends without an error after the abort (a `bash` it killed)."""
+
+
+def cancelled_text(tool: Tool) -> str:
+    """What the model and the client read of `tool`'s call cancelled while it ran.
+
+    A tool whose body fails on the abort gets native's error text for that failure
+    instead (its `cancelled_text`): fixture and MCP tools, whose request rejects with
+    the turn's abort reason, and `job_output`'s interrupted wait.
+    """
+    return str(getattr(tool, "cancelled_text", ABORTED_TOOL_TEXT))
+
+
 class ToolRegistry:
     """Tools by name (`names` in registration order, `specs` in the model's order)."""
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from acp_plus.core.tools.arg_check import arguments_error
-from acp_plus.core.tools.base import ToolContext, ToolResult
+from acp_plus.core.tools.base import ABORTED_TOOL_TEXT, ToolContext, ToolResult, cancelled_text
 from acp_plus.core.tools.bash_family import BASH_GUIDANCE, bash_tools
 from acp_plus.core.tools.builtin import builtin_tools
 from acp_plus.core.tools.job_table import JobTable, Outcome
@@ -133,6 +133,16 @@ async def test_jobs_are_their_sessions_alone(tmp_path: Path) -> None:
     assert _text(again) == "(no new output)\n[status: completed, exit code: 0]"
     late = await kill.run({"job_id": job_id}, _ctx(tmp_path))
     assert _text(late) == f"job {job_id} had already finished [status: completed, exit code: 0]"
+
+
+def test_a_cancelled_call_reads_as_natives_for_that_tool() -> None:
+    """Seen live in tools/cancel-builtin-running: native's `job_output` wait fails on the
+    abort with its own words, and its registry words any other built-in call's end."""
+    output, listing, _ = job_tools(JobTable())
+    (bash,) = bash_tools(JobTable())
+    assert cancelled_text(output) == "Error: wait aborted"
+    assert cancelled_text(bash) == cancelled_text(listing) == ABORTED_TOOL_TEXT
+    assert ABORTED_TOOL_TEXT == "Error: tool call aborted"
 
 
 def _text(result: ToolResult) -> str:
