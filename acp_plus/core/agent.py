@@ -42,12 +42,11 @@ from acp_plus.core.tool_arguments import (
     lossless,
     parse_arguments,
 )
-from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult, cancelled_text
+from acp_plus.core.tools.base import ABORTED, ToolContext, ToolRegistry, ToolResult, cancelled_text
 from acp_plus.core.tools.spill import bound
 
 log = logging.getLogger(__name__)
 
-ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
 Src = ev.ContextSource | None  # user content's source: None, a prompt; else model context
 
 
@@ -100,6 +99,7 @@ class Agent:
         self._cancel_event = asyncio.Event()
         # Turn tasks that ignored cancellation past `cancel_grace`: late commits dropped.
         self._orphans: set[asyncio.Task[Any]] = set()
+        self._model: tuple[str, bool] = ("", False)  # the turn's model, whether it takes images
 
     # -- state -------------------------------------------------------------------------
 
@@ -243,8 +243,9 @@ class Agent:
 
     async def _loop(self, turn: int, route: Route) -> ev.TurnEndReason:
         effort = route.effort or None  # "" is "provider default" in config options (§1.5)
+        info = await self.providers.find_model(route.provider, route.model)
+        self._model = (route.model, "image" in (info.get("inputModalities", []) if info else []))
         if effort is None:
-            info = await self.providers.find_model(route.provider, route.model)
             reasoning = info.get("reasoning") if info else None
             if reasoning and "defaultEffort" in reasoning:
                 effort = reasoning["defaultEffort"]
@@ -356,7 +357,7 @@ class Agent:
                 return ToolResult.text(NOT_AN_OBJECT_TEXT, is_error=True)
             # Catalog tools get what the model wrote, null as {} (docs/parity-stream.md).
             args = {} if args is None else args
-        ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
+        ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox, *self._model)
         gate = self.gate  # the guard comes first: a deny is never asked about
         screen = gate.screen(turn, call_id, name, args) if gate else Screen()
         if screen.error is not None:
@@ -392,7 +393,7 @@ class Agent:
             decision = await decide(self.gate, request, self.approvals, turn)
         except asyncio.CancelledError:
             self.commit(ev.approval_decided(turn, call_id, "cancelled"))
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED_TEXT)], True))
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED)], True))
             raise
         self.commit({**ev.approval_decided(turn, call_id, decision.outcome), **decision.facts})
         return decision

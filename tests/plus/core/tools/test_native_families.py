@@ -25,7 +25,7 @@ from acp_plus.core.tools.spill import MAX_INLINE_TOKENS, bound, price
 from acp_plus.core.tools.todo_family import TODO_GUIDANCE, todo_tools
 
 SNAPSHOTS = Path(__file__).parents[4] / "snapshots" / "tools"
-FAMILY = ("bash", "job_output", "job_list", "job_kill", "todo_write")
+FAMILY = ("bash", "job_output", "job_list", "job_kill", "todo_write", "read_image")
 
 
 def _native_requests() -> list[dict[str, Any]]:
