@@ -124,6 +124,16 @@ def private_dir(prefix: str) -> Path:
         return path
 
 
+def save_text(session_id: str, name: str, content: str) -> str | None:
+    """Save `content` as native's spill store does (`<random>-<name>` in the session's
+    folder) and return its path; None when it cannot be written, which native's search
+    tools then say instead of the path."""
+    try:
+        return _save(session_id, name.removesuffix(".txt"), content)
+    except OSError:
+        return None
+
+
 def _save(session_id: str, tool: str, content: str) -> str:
     global _root
     if _root is None:
@@ -163,4 +173,4 @@ def bound(result: ToolResult, tool: str, session_id: str) -> ToolResult:
     return ToolResult.text(text, result.is_error)
 
 
-__all__ = ["MAX_INLINE_TOKENS", "bound", "fit", "notice", "price", "retain"]
+__all__ = ["HINT", "MAX_INLINE_TOKENS", "bound", "fit", "notice", "price", "retain", "save_text"]
