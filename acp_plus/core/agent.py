@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from acp_plus.core import events as ev
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
-from acp_plus.core.approvals.gate import Decision, Gate, Screen, decide
+from acp_plus.core.approvals.gate import Gate, Screen, approve
 from acp_plus.core.context import ModelContext, context_due
 from acp_plus.core.history import (
     build_messages,
@@ -42,7 +42,7 @@ from acp_plus.core.tool_arguments import (
     lossless,
     parse_arguments,
 )
-from acp_plus.core.tools.base import ABORTED, ToolContext, ToolRegistry, ToolResult, cancelled_text
+from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult, cancelled_text
 from acp_plus.core.tools.spill import bound
 
 log = logging.getLogger(__name__)
@@ -367,7 +367,11 @@ class Agent:
         except Exception as exc:
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
         if reason is not None:
-            decision = await self._approve(turn, call_id, name, args, reason, screen.rule)
+            shown = args if isinstance(args, dict) else {}
+            asked = ApprovalRequest(self.log.id, call_id, name, shown, reason)
+            decision = await approve(
+                self.commit, self.gate, self.approvals, asked, turn, screen.rule
+            )
             if decision.outcome != "allowed-once":
                 worded = getattr(tool, "refusal", lambda *_: None)  # native's, per tool
                 text = decision.message or worded(args, decision.outcome)
@@ -381,19 +385,3 @@ class Agent:
         except Exception as exc:
             log.debug("tool %s raised", name, exc_info=True)
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
-
-    async def _approve(
-        self, turn: int, call_id: str, name: str, args: Any, reason: str, rule: str | None
-    ) -> Decision:
-        asked = ev.approval_asked(turn, call_id, name, reason)
-        self.commit(asked if rule is None else {**asked, "rule": rule})
-        arguments = args if isinstance(args, dict) else {}
-        request = ApprovalRequest(self.log.id, call_id, name, arguments, reason)
-        try:
-            decision = await decide(self.gate, request, self.approvals, turn)
-        except asyncio.CancelledError:
-            self.commit(ev.approval_decided(turn, call_id, "cancelled"))
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED)], True))
-            raise
-        self.commit({**ev.approval_decided(turn, call_id, decision.outcome), **decision.facts})
-        return decision
