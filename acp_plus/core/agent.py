@@ -183,12 +183,16 @@ class Agent:
         self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
         message = ev.user_message(str(uuid.uuid4()), turn, content)
-        self.commit(message if source is None else {**message, "source": source})
+        self._inbox.append(message if source is None else {**message, "source": source})
         self._repeats.reset()
         # Native's order: the prompt, the workspace instructions (first turn), the runtime
         # context (when it changed); all part of the model's history.
         for origin, text in context_due(self.log.events(), self.context):
-            self.commit(ev.context_message(str(uuid.uuid4()), turn, origin, text))
+            self._inbox.append(ev.context_message(str(uuid.uuid4()), turn, origin, text))
+        if self.hooks is None:  # else the first step's hooks see it first (hook_runner.enter)
+            for queued in self._inbox:
+                self.commit(queued)
+            self._inbox.clear()
         self.record_route(r)
         inner = asyncio.create_task(self._loop(turn, r))
         self._inner = inner
@@ -257,6 +261,8 @@ class Agent:
         hit_ceiling = False
         while True:
             self._check_cancel()
+            if self.hooks is not None and not await self.hooks.enter(self, turn, self._inbox):
+                return {"kind": "completed"}  # a UserPromptSubmit hook rejected the step
             for queued in self._inbox:
                 self.commit(queued)
                 if "source" not in queued:  # a user's message: repetition across it is no loop
@@ -291,6 +297,8 @@ class Agent:
             hit_ceiling = hit_ceiling or kind == "max-tokens"
             calls = [] if kind == "max-tokens" else tool_calls(blocks)
             if not calls:
+                if not self._inbox and self.hooks is not None:
+                    await self.hooks.stopping(self, turn)  # a blocking Stop hook steers
                 if self._inbox:
                     continue
                 return {"kind": "max-tokens" if hit_ceiling else "completed"}
