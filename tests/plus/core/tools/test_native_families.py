@@ -19,7 +19,7 @@ from acp_plus.core.tools.arg_check import arguments_error
 from acp_plus.core.tools.base import ABORTED_TOOL_TEXT, ToolContext, ToolResult, cancelled_text
 from acp_plus.core.tools.bash_family import BASH_GUIDANCE, bash_tools
 from acp_plus.core.tools.builtin import builtin_tools
-from acp_plus.core.tools.job_table import JobTable, Outcome
+from acp_plus.core.tools.job_table import RETAIN_BYTES, JobTable, Outcome
 from acp_plus.core.tools.jobs_family import JOBS_GUIDANCE, job_tools
 from acp_plus.core.tools.spill import MAX_INLINE_TOKENS, bound, price
 from acp_plus.core.tools.todo_family import TODO_GUIDANCE, todo_tools
@@ -143,6 +143,39 @@ def test_a_cancelled_call_reads_as_natives_for_that_tool() -> None:
     assert cancelled_text(output) == "Error: wait aborted"
     assert cancelled_text(bash) == cancelled_text(listing) == ABORTED_TOOL_TEXT
     assert ABORTED_TOOL_TEXT == "Error: tool call aborted"
+
+
+async def test_a_running_job_keeps_natives_256_kib_and_says_what_it_dropped() -> None:
+    jobs = JobTable()
+    release = asyncio.Event()
+
+    async def work(job: Any) -> Outcome:
+        await release.wait()
+        return Outcome("completed", "exit code: 0")
+
+    job = jobs.start("bash", "noisy", "s", work)
+    line = "x" * 1023 + "\n"
+    for _ in range(100):  # read: dropping it later loses nothing the model had not seen
+        jobs.append(job, "stdout", line)
+    assert jobs.read(job) == line * 100
+    for n in range(300):  # 300 KiB unread: the oldest 44 go
+        jobs.append(job, "stdout", f"{n:04d}" + line[4:])
+    assert RETAIN_BYTES == 256 * 1024
+    text = jobs.read(job)
+    kept, notice = text.rsplit("\n", 1)
+    assert kept.startswith("0044") and kept.endswith("x") and len(kept) + 1 == RETAIN_BYTES
+    assert notice == "[some output was dropped from memory; full output: (unavailable)]"
+    job.spill_paths = lambda: ["/tmp/a-stdout.log"]
+    jobs.append(job, "stderr", "é" * (RETAIN_BYTES // 2 + 1))  # alone over the cap: its tail
+    assert jobs.read(job) == (
+        "[stderr]\n"
+        + "é" * (RETAIN_BYTES // 2)
+        + "\n[some output was dropped from memory; full output: /tmp/a-stdout.log]"
+    )
+    jobs.append(job, "stdout", "calm\n")
+    assert jobs.read(job) == "calm\n"  # the loss is told once
+    release.set()
+    await job.settled.wait()
 
 
 def _text(result: ToolResult) -> str:
