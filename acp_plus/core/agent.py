@@ -332,7 +332,8 @@ class Agent:
         raw = raw if isinstance(raw, str) else json.dumps(raw)
         self.commit(ev.tool_call(turn, call_id, name, raw))
         # Native's spill-policy: an oversized result reaches the model (and the client) cut.
-        result = bound(await self._tool_result(turn, call_id, name, raw), name, self.log.id)
+        result = await self._tool_result(turn, call_id, name, raw)
+        result = bound(result, name, self.log.id, self._model[1])
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
         reminder = self._repeats.observe(name, raw)
         if reminder is not None:

@@ -200,3 +200,17 @@ def test_an_oversized_result_keeps_its_ends_and_names_the_file() -> None:
     small = ToolResult.text("x" * 100)
     assert bound(small, "bash", "s") is small
     assert bound(ToolResult.text(lines), "read", "s").content[0]["text"] == lines
+
+
+def test_an_image_in_an_oversized_result_is_the_text_a_text_only_model_reads() -> None:
+    """tools/spill-image-text-model: native's spill-policy sees the plugin's text."""
+    lines = "".join(f"{n}\n" for n in range(30000))
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBOR"}
+    result = ToolResult([{"type": "text", "text": lines}, image, {"type": "text", "text": "end"}])
+    kept = bound(result, "dump", "session-1")
+    [block] = kept.content
+    path = block["text"].split("stored at: ", 1)[1].split(". Use read", 1)[0]
+    assert Path(path).read_text() == lines + "[image omitted: model has no image input]end"
+    assert block["text"].startswith("0\n1\n") and "\n\n[...]\n\n" in block["text"]
+    # A model that takes images: native has no image price for the route, keeps it whole.
+    assert bound(result, "dump", "session-1", images=True) is result
