@@ -78,9 +78,10 @@ def _error_text(status: int, body: bytes) -> str:
 
 
 def wire_body(req: ModelRequest) -> dict[str, Any]:
-    """The `/stream` body: an image block as its media type alone, as native's plugin
-    sends it (its bytes stay in the agent's store; parity-stream/1 lets a request leave
-    them out), so a model view holds the same blocks whichever agent made it."""
+    """The `/stream` body: an image block without its bytes, as native's plugin sends it
+    (parity-stream/1 lets a request leave them out; a stored image keeps its digest), so
+    a tool's image (`read_image`'s) reads the same in a model view whichever agent made
+    it."""
     body = req.to_json()
     body["messages"] = [
         {**m, "content": [_image_ref(b) for b in m["content"]]}
@@ -92,8 +93,8 @@ def wire_body(req: ModelRequest) -> dict[str, Any]:
 
 
 def _image_ref(block: Any) -> Any:
-    if isinstance(block, dict) and block.get("type") == "image":
-        return {"type": "image", "mimeType": block.get("mimeType")}
+    if isinstance(block, dict) and block.get("type") == "image" and "data" in block:
+        return {key: value for key, value in block.items() if key != "data"}
     return block
 
 

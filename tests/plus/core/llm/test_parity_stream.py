@@ -186,17 +186,19 @@ async def test_a_connection_cut_mid_stream_is_a_transport_failure(server: Parity
     assert chunks[-1]["reason"]["failure"]["code"] == "TRANSPORT"
 
 
-def test_an_image_goes_to_the_fake_as_its_media_type_alone() -> None:
-    """As native's plugin sends it (tools/read-image compares the two model views)."""
-    image = {"type": "image", "mimeType": "image/png", "data": "iVBOR", "digest": "ab"}
+def test_an_image_goes_to_the_fake_without_its_bytes() -> None:
+    """As native's plugin sends it (tools/read-image compares the two model views); a
+    stored prompt image keeps its digest."""
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBOR"}
+    stored = {"type": "image", "mimeType": "image/png", "digest": "ab"}
     text = {"type": "text", "text": "t"}
     messages: list[dict[str, Any]] = [
         {"role": "tool", "toolCallId": "c", "isError": False, "content": [text, image]},
-        {"role": "user", "content": [image]},
+        {"role": "user", "content": [stored]},
     ]
     body = wire_body(ModelRequest(provider="p", model="m", messages=messages))
     assert [m["content"] for m in body["messages"]] == [
         [text, {"type": "image", "mimeType": "image/png"}],
-        [{"type": "image", "mimeType": "image/png"}],
+        [stored],
     ]
     assert messages[0]["content"][1] is image  # the history itself is left alone
