@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from acp_plus.core import events as ev
 from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
-from acp_plus.core.approvals.gate import Decision, Gate, Screen, decide
+from acp_plus.core.approvals.gate import Gate, Screen, approve
 from acp_plus.core.context import ModelContext, context_due
 from acp_plus.core.history import (
     build_messages,
@@ -42,13 +42,11 @@ from acp_plus.core.tool_arguments import (
     lossless,
     parse_arguments,
 )
-from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult
+from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult, cancelled_text
 from acp_plus.core.tools.spill import bound
 
 log = logging.getLogger(__name__)
 
-CANCELLED_TOOL_TEXT = "Tool call was cancelled."
-ABORTED_TEXT = "Error: tool call aborted before dispatch"  # approval pending; native's text
 Src = ev.ContextSource | ev.SourceFields | None  # None: a prompt; else model context
 
 
@@ -101,6 +99,7 @@ class Agent:
         self._cancel_event = asyncio.Event()
         # Turn tasks that ignored cancellation past `cancel_grace`: late commits dropped.
         self._orphans: set[asyncio.Task[Any]] = set()
+        self._model: tuple[str, bool] = ("", False)  # the turn's model, whether it takes images
 
     # -- state -------------------------------------------------------------------------
 
@@ -184,12 +183,16 @@ class Agent:
         self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
         message = ev.user_message(str(uuid.uuid4()), turn, content)
-        self.commit(ev.with_source(message, source))
+        self._inbox.append(ev.with_source(message, source))
         self._repeats.reset()
         # Native's order: the prompt, the workspace instructions (first turn), the runtime
         # context (when it changed); all part of the model's history.
         for origin, text in context_due(self.log.events(), self.context):
-            self.commit(ev.context_message(str(uuid.uuid4()), turn, origin, text))
+            self._inbox.append(ev.context_message(str(uuid.uuid4()), turn, origin, text))
+        if self.hooks is None:  # else the first step's hooks see it first (hook_runner.enter)
+            for queued in self._inbox:
+                self.commit(queued)
+            self._inbox.clear()
         self.record_route(r)
         inner = asyncio.create_task(self._loop(turn, r))
         self._inner = inner
@@ -244,8 +247,9 @@ class Agent:
 
     async def _loop(self, turn: int, route: Route) -> ev.TurnEndReason:
         effort = route.effort or None  # "" is "provider default" in config options (§1.5)
+        info = await self.providers.find_model(route.provider, route.model)
+        self._model = (route.model, "image" in (info.get("inputModalities", []) if info else []))
         if effort is None:
-            info = await self.providers.find_model(route.provider, route.model)
             reasoning = info.get("reasoning") if info else None
             if reasoning and "defaultEffort" in reasoning:
                 effort = reasoning["defaultEffort"]
@@ -257,6 +261,8 @@ class Agent:
         hit_ceiling = False
         while True:
             self._check_cancel()
+            if self.hooks is not None and not await self.hooks.enter(self, turn, self._inbox):
+                return {"kind": "completed"}  # a UserPromptSubmit hook rejected the step
             notes = await self.tools.step_context(self.log.events(), self._inbox, self.cwd, turn)
             for queued in [*self._inbox, *notes]:  # steered, then the tools' context (skills)
                 self.commit(queued)
@@ -292,6 +298,8 @@ class Agent:
             hit_ceiling = hit_ceiling or kind == "max-tokens"
             calls = [] if kind == "max-tokens" else tool_calls(blocks)
             if not calls:
+                if not self._inbox and self.hooks is not None:
+                    await self.hooks.stopping(self, turn)  # a blocking Stop hook steers
                 if self._inbox:
                     continue
                 return {"kind": "max-tokens" if hit_ceiling else "completed"}
@@ -325,7 +333,8 @@ class Agent:
         raw = raw if isinstance(raw, str) else json.dumps(raw)
         self.commit(ev.tool_call(turn, call_id, name, raw))
         # Native's spill-policy: an oversized result reaches the model (and the client) cut.
-        result = bound(await self._tool_result(turn, call_id, name, raw), name, self.log.id)
+        result = await self._tool_result(turn, call_id, name, raw)
+        result = bound(result, name, self.log.id, self._model[1])
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
         reminder = self._repeats.observe(name, raw)
         if reminder is not None:
@@ -358,7 +367,7 @@ class Agent:
                 return ToolResult.text(NOT_AN_OBJECT_TEXT, is_error=True)
             # Catalog tools get what the model wrote, null as {} (docs/parity-stream.md).
             args = {} if args is None else args
-        ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox)
+        ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox, *self._model)
         gate = self.gate  # the guard comes first: a deny is never asked about
         screen = gate.screen(turn, call_id, name, args) if gate else Screen()
         if screen.error is not None:
@@ -368,7 +377,11 @@ class Agent:
         except Exception as exc:
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
         if reason is not None:
-            decision = await self._approve(turn, call_id, name, args, reason, screen.rule)
+            shown = args if isinstance(args, dict) else {}
+            asked = ApprovalRequest(self.log.id, call_id, name, shown, reason)
+            decision = await approve(
+                self.commit, self.gate, self.approvals, asked, turn, screen.rule
+            )
             if decision.outcome != "allowed-once":
                 worded = getattr(tool, "refusal", lambda *_: None)  # native's, per tool
                 text = decision.message or worded(args, decision.outcome)
@@ -377,24 +390,8 @@ class Agent:
             return await (gate.run(tool, args, ctx) if gate else tool.run(args, ctx))
         except asyncio.CancelledError:
             # Settle the call in the log so the client does not see it running forever.
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(CANCELLED_TOOL_TEXT)], True))
+            self.commit(ev.tool_result(turn, call_id, [ev.text_block(cancelled_text(tool))], True))
             raise
         except Exception as exc:
             log.debug("tool %s raised", name, exc_info=True)
             return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
-
-    async def _approve(
-        self, turn: int, call_id: str, name: str, args: Any, reason: str, rule: str | None
-    ) -> Decision:
-        asked = ev.approval_asked(turn, call_id, name, reason)
-        self.commit(asked if rule is None else {**asked, "rule": rule})
-        arguments = args if isinstance(args, dict) else {}
-        request = ApprovalRequest(self.log.id, call_id, name, arguments, reason)
-        try:
-            decision = await decide(self.gate, request, self.approvals, turn)
-        except asyncio.CancelledError:
-            self.commit(ev.approval_decided(turn, call_id, "cancelled"))
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(ABORTED_TEXT)], True))
-            raise
-        self.commit({**ev.approval_decided(turn, call_id, decision.outcome), **decision.facts})
-        return decision

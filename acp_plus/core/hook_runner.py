@@ -1,4 +1,4 @@
-"""Running command hooks around a tool call, as native 0.1.0-rc.8's hook bridges do.
+"""Running command hooks around tool calls and turns, as native 0.1.0-rc.8's bridges do.
 
 `Hooks.load` reads `hooks.json` (Claude Code) and `codex-hooks.json` (Codex) once, from
 the launch directory; a missing file mounts nothing, an unusable one is logged and
@@ -10,7 +10,8 @@ reason, failed; `additionalContext` reaches the model at the next step). Each ho
 `bash -c COMMAND` in the session's cwd, confined like the `bash` tool (bubblewrap or
 Landlock below `danger-full-access`), with the tool environment (credentials removed),
 the call's JSON on stdin, and its timeout (10 minutes by default); a hook that cannot
-run, crashes or times out says nothing. The decisions are `core/hooks.py`.
+run, crashes or times out says nothing. The decisions are `core/hooks.py`. The turn
+events (`session_start`, `enter`, `stopping`) are described in `core/hook_events.py`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from acp_plus.core import hook_events as he
 from acp_plus.core import hooks as hk
 from acp_plus.core.confine import Profile, bwrap_args, hidden_paths, landlock_args, unavailable
 from acp_plus.core.sandbox import SandboxMode
@@ -38,13 +40,18 @@ log = logging.getLogger(__name__)
 
 
 class HookedLoop(Protocol):
-    """What `around` needs of the agent running the call (`core/agent.py`)."""
+    """What the hooks need of the agent running the call or turn (`core/agent.py`)."""
 
     log: SessionLog
     cwd: Path
     sandbox: SandboxMode
 
+    @property
+    def running(self) -> bool: ...
+
     def defer(self, note: Any) -> None: ...
+
+    def steer(self, content: list[dict[str, Any]], source: Any = None) -> bool: ...
 
     async def run_checked(
         self, turn: int, call_id: str, name: str, args: Any, ask: str | None = None
@@ -63,6 +70,10 @@ class Hooks:
         self.files = tuple(files)
         self.homes = tuple(home.resolve(strict=False) for home in homes)
         self.find = find
+        self.started: dict[str, list[tuple[str, ...]]] = {}
+        """SessionStart contexts waiting for their session's next step, by session id:
+        each bridge's texts, one message each."""
+        self._starting: set[asyncio.Task[None]] = set()
 
     @classmethod
     def load(cls, launch_dir: Path, homes: Sequence[Path] = ()) -> Hooks | None:
@@ -111,9 +122,7 @@ class Hooks:
                 result = ToolResult.text(block, is_error=True)
                 break
         for texts in filter(None, contexts):  # one message per bridge, as rc.8 builds them
-            blocks = [{"type": "text", "text": text} for text in texts]
-            note = {"type": "user/message", "id": str(uuid.uuid4()), "turn": turn}
-            loop.defer(note | {"content": blocks, "source": "hook-context"})
+            loop.defer(_context_note(turn, texts))
         return result
 
     async def _point(
@@ -124,13 +133,81 @@ class Hooks:
         call: hk.Call,
         response: str | None = None,
     ) -> hk.Merged:
+        stdin = hk.stdin_text(file.dialect, event, call, response)
+        return await self._event(loop, file, event, call.name, stdin)
+
+    async def _event(
+        self, loop: HookedLoop, file: hk.HookFile, event: str, query: str, stdin: str
+    ) -> hk.Merged:
+        """Every hook of `event` whose matcher selects `query`, run in turn, folded."""
         outputs = []
-        for _matcher, command in hk.selected(file, event, call.name):
-            stdin = hk.stdin_text(file.dialect, event, call, response)
-            env = hk.hook_env(file.dialect, call.cwd)
+        for _matcher, command in hk.selected(file, event, query):
+            env = hk.hook_env(file.dialect, str(loop.cwd))
             code, out, err = await self.run(command, stdin, env, loop.cwd, loop.sandbox)
-            outputs.append(hk.decode(code, out, err, event))
+            output = hk.decode(code, out, err, event)
+            outputs.append(he.plain_context(output, file.dialect, event))
         return hk.merge(outputs)
+
+    async def _turn_event(
+        self, loop: HookedLoop, file: hk.HookFile, event: str, turn: int, value: str
+    ) -> hk.Merged:
+        transcript = str(loop.log.lock_path.with_suffix(".jsonl"))
+        session = (loop.log.id, transcript, str(loop.cwd))
+        stdin = he.payload_text(file.dialect, event, session, turn, **he.fields(event, value))
+        query = value if event == he.SESSION_START else ""
+        return await self._event(loop, file, event, query, stdin)
+
+    def session_start(self, loop: HookedLoop, source: str) -> None:
+        """Run the SessionStart hooks without waiting: their context reaches the session's
+        next step (a running turn's next step boundary, else the next prompt's)."""
+        if not any(he.SESSION_START in file.points for file in self.files):
+            return
+
+        async def start() -> None:
+            contexts = [
+                (await self._turn_event(loop, file, he.SESSION_START, 0, source)).contexts
+                for file in self.files
+            ]
+            for texts in filter(None, contexts):  # one message per bridge
+                blocks = [{"type": "text", "text": text} for text in texts]
+                if not loop.steer(blocks, "hook-context"):
+                    self.started.setdefault(loop.log.id, []).append(texts)
+
+        task = asyncio.ensure_future(start())
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    async def enter(self, loop: HookedLoop, turn: int, inbox: list[Any]) -> bool:
+        """A step about to take `inbox` (the agent's new input, in order, its own context
+        last): SessionStart context that waited goes first, then UserPromptSubmit hooks
+        decide. False: rejected, and `inbox` is emptied; else their context is appended."""
+        waiting = self.started.pop(loop.log.id, [])
+        inbox[:0] = [_context_note(turn, texts) for texts in waiting]
+        own = ("workspace-instructions", "runtime-context")
+        entering = [m for m in inbox if m.get("source") not in own]
+        if not entering:
+            return True
+        prompt = he.prompt_text(entering)
+        contexts: list[tuple[str, ...]] = []
+        for file in self.files:  # Claude Code's bridge wraps Codex's: its reject comes first
+            merged = await self._turn_event(loop, file, he.PROMPT_SUBMIT, turn, prompt)
+            if merged.decision == "deny":
+                inbox.clear()
+                return False
+            contexts.append(merged.contexts)
+        # The outer bridge (Claude Code's) appends after the inner one's.
+        inbox += [_context_note(turn, texts) for texts in reversed(contexts) if texts]
+        return True
+
+    async def stopping(self, loop: HookedLoop, turn: int) -> None:
+        """The turn would end: each bridge's Stop hooks, in order; a block steers its text
+        (the agent then runs another step)."""
+        for file in self.files:
+            if he.STOP not in file.points:
+                continue
+            text = he.stop_text(await self._turn_event(loop, file, he.STOP, turn, ""))
+            if text is not None:
+                loop.steer([{"type": "text", "text": text}], "hook-context")
 
     async def run(
         self, command: hk.Command, stdin: str, env: dict[str, str], cwd: Path, mode: SandboxMode
@@ -159,6 +236,13 @@ class Hooks:
         finally:
             if tmpdir is not None:
                 shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _context_note(turn: int, texts: tuple[str, ...]) -> dict[str, Any]:
+    """One bridge's context for the model: a `user/message` of one text block each."""
+    blocks = [{"type": "text", "text": text} for text in texts]
+    note = {"type": "user/message", "id": str(uuid.uuid4()), "turn": turn}
+    return note | {"content": blocks, "source": "hook-context"}
 
 
 async def _communicate(

@@ -39,7 +39,8 @@ EVENTS: Mapping[Dialect, tuple[str, ...]] = {
     ),
     CODEX: ("PreToolUse", "PostToolUse", "SessionStart", "UserPromptSubmit", "Stop"),
 }
-"""The events each bridge reads from its file; acp-plus runs the two tool events."""
+"""The events each bridge reads from its file; acp-plus runs all but the subagent ones
+(the turn events are `core/hook_events.py`)."""
 UNMATCHED_EVENTS = ("UserPromptSubmit", "Stop")  # no matcher subject: a matcher is dropped
 
 DEFAULT_TIMEOUT_S = 600.0

@@ -102,13 +102,15 @@ async def start_agent(
     mcp_startup_timeout: float = 30.0,
     roots: Sequence[str] = (),
     session_tools: Sequence[Tool] = (),
+    source: str = "startup",
 ) -> None:
     """Resolve the route, start the MCP servers and attach the session's `Agent`.
 
     `roots` are the session's validated additional directories (§6.2): the model is told
     them in the runtime context, and their write/edit escalations are self-approved.
     `session_tools` are tools of this session alone (`ask_user_question`, §6.5), offered
-    after the shared ones.
+    after the shared ones. `source` is what SessionStart hooks read (`resume` when the
+    session is brought back).
     """
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
@@ -149,6 +151,8 @@ async def start_agent(
         from acp_plus.live.goal_rounds import GoalRounds
 
         session.on_close.append(GoalRounds(session, agent, runtime.goals).close)
+    if agent.hooks is not None:  # not awaited: its context waits for the next step
+        agent.hooks.session_start(agent, source)
     jobs = runtime.jobs
     if jobs is not None:
         jobs.listen(session.id, lambda _owner, text: _job_notice(session, agent, text))

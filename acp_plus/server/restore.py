@@ -112,6 +112,7 @@ class Restore:
                     session_tools=self.plus.session_tools(
                         session, self.client.withdrawable_request
                     ),
+                    source="resume",
                 )
                 assert session.agent is not None
                 # A turn a crash left open ends `interrupted` before new work starts.

@@ -11,6 +11,7 @@ ledger (`ledger.py`) can list it and a loaded session keeps its grants.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ from acp_plus.core.approvals import ApprovalChain, ApprovalRequest, backups, den
 from acp_plus.core.approvals.rules import first_match
 from acp_plus.core.approvals.settings import ApprovalSettings
 from acp_plus.core.sandbox import resolve_path
+from acp_plus.core.tools.base import ABORTED
 
 if TYPE_CHECKING:
     from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
@@ -144,6 +146,29 @@ class Gate:
             return  # nothing was created
         else:
             self.commit(event)
+
+
+async def approve(
+    commit: Callable[[Any], Any],
+    gate: Gate | None,
+    chain: ApprovalChain,
+    request: ApprovalRequest,
+    turn: int,
+    rule: str | None,
+) -> Decision:
+    """Ask about one call and log it: `approval/asked` (with the guard rule that asks),
+    the decision, and, when the turn is cancelled while the question is pending,
+    `approval/decided{cancelled}` with native's failed result for a call never run."""
+    asked = ev.approval_asked(turn, request.call_id, request.tool, request.reason)
+    commit(asked if rule is None else {**asked, "rule": rule})
+    try:
+        decision = await decide(gate, request, chain, turn)
+    except asyncio.CancelledError:
+        commit(ev.approval_decided(turn, request.call_id, "cancelled"))
+        commit(ev.tool_result(turn, request.call_id, [ev.text_block(ABORTED)], True))
+        raise
+    commit({**ev.approval_decided(turn, request.call_id, decision.outcome), **decision.facts})
+    return decision
 
 
 async def decide(

@@ -77,6 +77,27 @@ def _error_text(status: int, body: bytes) -> str:
     return f"HTTP {status}" + (f": {text}" if text else "")
 
 
+def wire_body(req: ModelRequest) -> dict[str, Any]:
+    """The `/stream` body: an image block without its bytes, as native's plugin sends it
+    (parity-stream/1 lets a request leave them out; a stored image keeps its digest), so
+    a tool's image (`read_image`'s) reads the same in a model view whichever agent made
+    it."""
+    body = req.to_json()
+    body["messages"] = [
+        {**m, "content": [_image_ref(b) for b in m["content"]]}
+        if isinstance(m.get("content"), list)
+        else m
+        for m in body["messages"]
+    ]
+    return body
+
+
+def _image_ref(block: Any) -> Any:
+    if isinstance(block, dict) and block.get("type") == "image" and "data" in block:
+        return {key: value for key, value in block.items() if key != "data"}
+    return block
+
+
 def parse_catalog(doc: Any) -> tuple[list[ProviderInfo], list[FixtureToolSpec]]:
     """Validate a catalog document; raise `ProviderError` on a foreign protocol or bad shape."""
     if not isinstance(doc, dict):
@@ -197,7 +218,7 @@ class ParityStreamProvider:
         client = self._http()
         attempt = 0
         while True:
-            request = client.build_request("POST", f"{self._base}/stream", json=req.to_json())
+            request = client.build_request("POST", f"{self._base}/stream", json=wire_body(req))
             try:
                 async with asyncio.timeout(self._request_timeout):
                     return await client.send(request, stream=True)

@@ -41,6 +41,10 @@ class ToolContext:
     sandbox: SandboxMode = "workspace-write"
     """The standing sandbox mode. The workspace is `cwd` alone: writes elsewhere (extra
     roots included) ask for an escalation, which a feature may pre-approve (§6.2)."""
+    model: str = ""
+    """The model of the turn that made the call (`read_image` names it when refusing)."""
+    image_input: bool = False
+    """Whether that model declares image input: native's `read_image` needs it."""
 
 
 class Tool(Protocol):
@@ -68,6 +72,24 @@ class Tool(Protocol):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the call; cancellation must stop it promptly."""
         ...
+
+
+ABORTED = "Error: tool call aborted before dispatch"
+"""Native's result for a call cancelled before it ran (its approval still pending)."""
+
+ABORTED_TOOL_TEXT = "Error: tool call aborted"
+"""Native 0.2.1-rc.2's result for a call cancelled while it ran: its tool registry says
+this when the tool's body ends without an error after the abort (a `bash` it killed)."""
+
+
+def cancelled_text(tool: Tool) -> str:
+    """What the model and the client read of `tool`'s call cancelled while it ran.
+
+    A tool whose body fails on the abort gets native's error text for that failure
+    instead (its `cancelled_text`): fixture and MCP tools, whose request rejects with
+    the turn's abort reason, and `job_output`'s interrupted wait.
+    """
+    return str(getattr(tool, "cancelled_text", ABORTED_TOOL_TEXT))
 
 
 class ToolRegistry:

@@ -187,6 +187,7 @@ class BashTool:
             job = self.jobs.start("bash", command, ctx.session_id, work)
         except JobError as exc:
             return ToolResult.text(f"Error: {exc}", is_error=True)
+        job.spill_paths = lambda: [str(c.spill) for c in (run.out, run.err) if c.spill]
         if args.get("run_in_background") is True:
             return ToolResult.text(f"started background job {job.id}")
         timeout = min(float(args.get("timeoutMs") or DEFAULT_TIMEOUT_MS), MAX_TIMEOUT_MS)

@@ -121,8 +121,10 @@ def _goal_guidance(offered: Collection[str]) -> Sequence[str]:
 
 def _fs(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.fs_family import fs_tools
+    from acp_plus.core.tools.read_image import read_image_tools
 
-    return fs_tools(setup.home)
+    tools = fs_tools(setup.home)
+    return [*tools, *read_image_tools(tools[0])]
 
 
 def _fs_search(setup: ToolSetup) -> Sequence[Tool]:

@@ -15,6 +15,10 @@ class FixtureTool:
     """It takes whatever JSON the model wrote (a list, a string, the text itself when it
     is not JSON), as native's plugin passes it on; the agent checks other tools' shape."""
 
+    cancelled_text = "Error: [object Object]"
+    """Native's plugin request rejects with the turn's abort reason, a plain object, and
+    native's tool error text is `Error: ` and that value as a string (base.cancelled_text)."""
+
     def __init__(self, spec: FixtureToolSpec, host: ParityStreamProvider):
         self._spec = spec
         self._host = host

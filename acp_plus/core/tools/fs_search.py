@@ -5,9 +5,9 @@ Like native, both run ripgrep with a fixed argument vector (no shell; every mode
 one argument, the search root after `--`, `--no-config` so no configuration file can add
 a preprocessor) in the session's cwd, and word what it prints the way native does.
 Native ships its own `rg`; acp-plus runs the one on PATH (Debian's `ripgrep`), and
-without one each call fails with native's launch-failure text. One difference: native
-saves a result over the inline cap to a file and names it; acp-plus keeps the first
-page and says, in native's words, that the complete result could not be saved.
+without one each call fails with native's launch-failure text. A result over the
+inline cap keeps its first page, and the whole result goes to a file in the spill
+directory (`spill.save_text`, as native's spill store) that the page's footer names.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 from acp_plus.core.js_json import js_trim
 from acp_plus.core.tools.arg_schema import invalid_arguments
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.spill import HINT, save_text
 
 FS_SEARCH_GUIDANCE: tuple[str, ...] = (
     "Use the glob tool — not shell find — to discover files by path pattern.",
@@ -162,9 +163,14 @@ class GlobTool:
         if len(paths) <= GLOB_MAX_RESULTS:
             return ToolResult.text("\n".join(paths))
         page = paths[:GLOB_MAX_RESULTS]
+        saved = save_text(ctx.session_id, "glob-results.txt", "\n".join(paths))
+        recovery = (
+            "The complete result could not be saved; narrow pattern or path to see more."
+            if saved is None
+            else f"Full sorted result stored at: {saved}. {HINT}"
+        )
         return ToolResult.text(
-            "\n".join(page) + f"\n\n(Showing {len(page)} of {len(paths)} paths. The complete "
-            "result could not be saved; narrow pattern or path to see more.)"
+            "\n".join(page) + f"\n\n(Showing {len(page)} of {len(paths)} paths. {recovery})"
         )
 
 
@@ -223,22 +229,30 @@ def parse_matches(stdout: str) -> list[tuple[str, int, str]]:
     return found
 
 
-def format_grep(matches: list[tuple[str, int, str]]) -> str:
-    """Native's grep text: a count, the kept matches grouped by file, a footer if capped."""
+def _grouped(matches: list[tuple[str, int, str]]) -> str:
+    groups: dict[str, list[str]] = {}
+    for path, number, line in matches:
+        groups.setdefault(path, []).append(f"Line {number}: {_preview(line)}")
+    return "\n\n".join(f"{path}\n" + "\n".join(rows) for path, rows in groups.items())
+
+
+def format_grep(matches: list[tuple[str, int, str]], session_id: str = "") -> str:
+    """Native's grep text: a count, the kept matches grouped by file, and, if capped, a
+    footer naming the file that holds every match (saved for `session_id`)."""
+    seen = len(matches)
     if not matches:
         return "No matches found"
-    kept = [(path, number, _preview(line)) for path, number, line in matches[:GREP_MAX_MATCHES]]
-    groups: dict[str, list[str]] = {}
-    for path, number, line in kept:
-        groups.setdefault(path, []).append(f"Line {number}: {line}")
-    body = "\n\n".join(f"{path}\n" + "\n".join(rows) for path, rows in groups.items())
-    seen = len(matches)
     if seen <= GREP_MAX_MATCHES:
-        return f"Found {seen} {'match' if seen == 1 else 'matches'}\n\n{body}"
-    return (
-        f"Found {len(kept)} of {seen} matches\n\n{body}\n\n(The complete result could not be "
-        "saved; narrow pattern, path, or include to see more.)"
+        return f"Found {seen} {'match' if seen == 1 else 'matches'}\n\n{_grouped(matches)}"
+    everything = f"Found {seen} matches\n\n{_grouped(matches)}"
+    saved = save_text(session_id, "grep-results.txt", everything)
+    recovery = (
+        "The complete result could not be saved; narrow pattern, path, or include to see more."
+        if saved is None
+        else f"Full grep result stored at: {saved}. {HINT}"
     )
+    body = _grouped(matches[:GREP_MAX_MATCHES])
+    return f"Found {GREP_MAX_MATCHES} of {seen} matches\n\n{body}\n\n({recovery})"
 
 
 class GrepTool:
@@ -300,7 +314,7 @@ class GrepTool:
         except SearchError as exc:
             return _error(str(exc))
         matches = [(workdir_relative(p, workdir), n, line) for p, n, line in found]
-        return ToolResult.text(format_grep(matches))
+        return ToolResult.text(format_grep(matches, ctx.session_id))
 
 
 def fs_search_tools() -> list[Tool]:

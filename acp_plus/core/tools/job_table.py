@@ -23,8 +23,12 @@ from typing import Literal
 JobStatus = Literal["running", "stopping", "completed", "killed", "failed"]
 TERMINAL: frozenset[str] = frozenset({"completed", "killed", "failed"})
 MAX_JOBS_PER_OWNER = 10
+RETAIN_BYTES = 256 * 1024
+"""Bytes of a running job's output kept in memory (native's live ring): older chunks
+go, read or not; a read that lost unread output says so and names the full output."""
 SETTLED_RETAIN = 16 * 1024
 """Bytes of a settled job's output kept for later reads (native's settled ring)."""
+DROPPED = "[some output was dropped from memory; full output: {paths}]"
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,12 @@ class Job:
     """(channel, text) in the order produced; channel `stdout` or `stderr`."""
     cursor: int = 0
     """How many chunks the model has read."""
+    retained: int = 0
+    """The UTF-8 bytes of `chunks`."""
+    lost: bool = False
+    """Output the model had not read was dropped (the ring's cap) since its last read."""
+    spill_paths: Callable[[], list[str]] = lambda: []
+    """The files holding each stream's full output, once it has one (bash's)."""
     waiters: int = 0
     kill_reason: str | None = None
     killed_by_model: bool = False
@@ -132,9 +142,28 @@ class JobTable:
             listener(job.owner, completion_notice(job))
 
     def append(self, job: Job, channel: str, text: str) -> None:
-        """Output the job produced."""
-        if text and not job.done:
-            job.chunks.append((channel, text))
+        """Output the job produced, kept within `RETAIN_BYTES` as native's ring keeps it:
+        the oldest chunks go first; a lone chunk over the cap keeps its tail."""
+        if not text or job.done:
+            return
+        job.chunks.append((channel, text))
+        job.retained += len(text.encode("utf-8", "surrogatepass"))
+        while job.retained > RETAIN_BYTES and len(job.chunks) > 1:
+            _, dropped = job.chunks.pop(0)
+            job.retained -= len(dropped.encode("utf-8", "surrogatepass"))
+            if job.cursor > 0:
+                job.cursor -= 1
+            else:
+                job.lost = True
+        if job.retained > RETAIN_BYTES:
+            channel, only = job.chunks[0]
+            raw = only.encode("utf-8", "surrogatepass")[-RETAIN_BYTES:]
+            start = 0
+            while start < len(raw) and raw[start] & 0xC0 == 0x80:
+                start += 1  # the tail never starts inside a character
+            job.chunks[0] = (channel, raw[start:].decode("utf-8", "surrogatepass"))
+            job.retained = len(raw) - start
+            job.lost = job.lost or job.cursor == 0
 
     def get(self, job_id: str, owner: str) -> Job:
         """The job, if `owner` may see it."""
@@ -150,16 +179,22 @@ class JobTable:
         return [j for j in self._jobs.values() if j.owner == owner and not j.removed]
 
     def read(self, job: Job) -> str:
-        """What is new since the model's last read: stdout, then one `[stderr]` section."""
+        """What is new since the model's last read: stdout, then one `[stderr]` section,
+        then native's notice when output it had not read was dropped."""
         fresh = job.chunks[job.cursor :]
         job.cursor = len(job.chunks)
+        lost, job.lost = job.lost, False
         out = "".join(text for channel, text in fresh if channel != "stderr")
         err = "".join(text for channel, text in fresh if channel == "stderr")
         if job.done:
             _trim(job)
-        if not err:
-            return out
-        return out + ("\n" if out and not out.endswith("\n") else "") + f"[stderr]\n{err}"
+        body = out
+        if err:
+            body += ("\n" if out and not out.endswith("\n") else "") + f"[stderr]\n{err}"
+        if not lost:
+            return body
+        notice = DROPPED.format(paths=", ".join(job.spill_paths()) or "(unavailable)")
+        return body + ("\n" if body and not body.endswith("\n") else "") + notice
 
     def kill(self, job: Job, reason: str | None, by_model: bool) -> bool:
         """Ask the job to stop; False when it had already finished."""
@@ -210,6 +245,7 @@ def _trim(job: Job) -> None:
         kept.append(chunk)
     job.chunks = [*reversed(kept), *job.chunks[job.cursor :]]
     job.cursor = len(kept)
+    job.retained = sum(len(text.encode("utf-8", "surrogatepass")) for _, text in job.chunks)
 
 
 def status_line(job: Job) -> str:
@@ -227,6 +263,7 @@ def completion_notice(job: Job) -> str:
 
 __all__ = [
     "MAX_JOBS_PER_OWNER",
+    "RETAIN_BYTES",
     "Job",
     "JobError",
     "JobTable",

@@ -66,6 +66,7 @@ class JobOutputTool(_JobTool):
     """Read what a job wrote since the last read, optionally waiting for it to finish."""
 
     name = "job_output"
+    cancelled_text = "Error: wait aborted"  # native's wait throws this on the abort
     description = (
         "Read a background job: output since the previous read for stream jobs, or the "
         "result of a finished final-output job."

@@ -237,6 +237,10 @@ def _describe(exc: BaseException) -> str:
 class McpTool:
     """One tool of an MCP server, as the model sees it."""
 
+    cancelled_text = "Error: [object Object]"
+    """Native's MCP request rejects with the turn's abort reason, a plain object, as its
+    fixture tools' does (`FixtureTool.cancelled_text`)."""
+
     def __init__(self, connection: McpConnection, tool: Any):
         self._conn = connection
         self._tool = tool

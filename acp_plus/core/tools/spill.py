@@ -4,8 +4,9 @@ bounds it: the whole text goes to a file, and the model keeps its head and tail 
 plus 4 a block), with `[...]` between them and a notice naming the file.
 
 `read` is exempt (it windows its own output), and so is a result with anything but
-text. The file lies in one private directory per agent process, below a directory per
-session (`session-` and the first 12 hex digits of the id's SHA-256), as native's does.
+text and images (`bound` says what happens to images). The file lies in one private
+directory per agent process, below a directory per session (`session-` and the first
+12 hex digits of the id's SHA-256), as native's does.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from acp_plus.core.history import IMAGE_OMITTED_TEXT
 from acp_plus.core.tools.base import ToolResult
 
 MAX_INLINE_TOKENS = 12_500
@@ -124,6 +126,16 @@ def private_dir(prefix: str) -> Path:
         return path
 
 
+def save_text(session_id: str, name: str, content: str) -> str | None:
+    """Save `content` as native's spill store does (`<random>-<name>` in the session's
+    folder) and return its path; None when it cannot be written, which native's search
+    tools then say instead of the path."""
+    try:
+        return _save(session_id, name.removesuffix(".txt"), content)
+    except OSError:
+        return None
+
+
 def _save(session_id: str, tool: str, content: str) -> str:
     global _root
     if _root is None:
@@ -137,12 +149,24 @@ def _save(session_id: str, tool: str, content: str) -> str:
     return str(path)
 
 
-def bound(result: ToolResult, tool: str, session_id: str) -> ToolResult:
-    """`result` as the model may see it: unchanged when small enough, else spilled."""
+def bound(result: ToolResult, tool: str, session_id: str, images: bool = False) -> ToolResult:
+    """`result` as the model may see it: unchanged when small enough, else spilled.
+
+    `images`: whether the turn's model takes images. For one that does not, an image is
+    the text it reads instead (`IMAGE_OMITTED_TEXT`), priced and spilled as text, as
+    native's parity-stream plugin hands its spill-policy that text. For one that does,
+    a result with an image stays whole: native prices an image with the route's image
+    calculator, and the parity-stream routes have none, so its spill-policy keeps such a
+    result inline.
+    """
     blocks: list[dict[str, Any]] = result.content
-    if tool == "read" or not all(b.get("type") == "text" for b in blocks):
+    if tool == "read" or not all(b.get("type") in ("text", "image") for b in blocks):
         return result
-    texts = [str(b.get("text", "")) for b in blocks]
+    if any(b.get("type") == "image" for b in blocks) and images:
+        return result
+    texts = [
+        IMAGE_OMITTED_TEXT if b.get("type") == "image" else str(b.get("text", "")) for b in blocks
+    ]
     if sum(price(t) for t in texts) <= MAX_INLINE_TOKENS:
         return result
     try:
@@ -163,4 +187,4 @@ def bound(result: ToolResult, tool: str, session_id: str) -> ToolResult:
     return ToolResult.text(text, result.is_error)
 
 
-__all__ = ["MAX_INLINE_TOKENS", "bound", "fit", "notice", "price", "retain"]
+__all__ = ["HINT", "MAX_INLINE_TOKENS", "bound", "fit", "notice", "price", "retain", "save_text"]

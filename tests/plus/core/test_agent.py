@@ -237,6 +237,10 @@ async def test_cancel_during_a_hanging_tool_resolves_promptly(
     assert reason == {"kind": "aborted"}
     assert rig.types()[-3:] == ["tool/call", "tool/result", "turn/end"]
     assert rig.of("tool/result")[0]["isError"] is True
+    # Native's text for a fixture tool cancelled while running (tools/hang-cancelled).
+    assert rig.of("tool/result")[0]["content"] == [
+        {"type": "text", "text": "Error: [object Object]"}
+    ]
     tool_request = next(r for r in server.requests if r.path == "/tools/call")
     await wait_for(lambda: tool_request.aborted)
 
@@ -406,6 +410,8 @@ class _LocalTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         self.started.set()
         try:
+            if self.behaviour == "hang":
+                await asyncio.sleep(3600)
             if self.behaviour == "swallow":
                 # Catches the cancellation once and returns as if nothing happened.
                 try:
@@ -440,6 +446,24 @@ async def test_a_tool_that_swallows_cancellation_still_ends_the_turn(
     rig.agent.cancel()
     assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
     assert len(server.streams()) == 1
+
+
+async def test_a_built_in_tool_cancelled_while_running_reads_as_natives_abort(
+    rig: Rig, server: ParityServer
+) -> None:
+    """Native's registry text for a body that ends on the abort (a `bash` it killed)."""
+    tool = _LocalTool("hang", "hang")
+    rig.agent.tools.register(tool)
+    server.script.append(_call_step("hang"))
+    turn = asyncio.create_task(rig.agent.run_turn(GO, ROUTE))
+    await asyncio.wait_for(tool.started.wait(), 5)
+    rig.agent.cancel()
+    assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    [result] = rig.of("tool/result")
+    assert (result["content"], result["isError"]) == (
+        [{"type": "text", "text": "Error: tool call aborted"}],
+        True,
+    )
 
 
 async def test_a_tool_that_ignores_cancellation_is_abandoned_after_the_grace(

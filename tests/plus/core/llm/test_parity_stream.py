@@ -9,7 +9,12 @@ import pytest
 from plus_stream_server import HANG_AFTER_PARTIAL, ParityServer, text_response
 
 from acp_plus.core.llm.base import ModelRequest, ProviderError, Router
-from acp_plus.core.llm.parity_stream import ParityStreamProvider, ToolCallFailed, parse_catalog
+from acp_plus.core.llm.parity_stream import (
+    ParityStreamProvider,
+    ToolCallFailed,
+    parse_catalog,
+    wire_body,
+)
 
 
 def _request(**kw: Any) -> ModelRequest:
@@ -179,3 +184,21 @@ async def test_a_connection_cut_mid_stream_is_a_transport_failure(server: Parity
     assert chunks[-1]["type"] == "finish"
     assert chunks[-1]["reason"]["kind"] == "error"
     assert chunks[-1]["reason"]["failure"]["code"] == "TRANSPORT"
+
+
+def test_an_image_goes_to_the_fake_without_its_bytes() -> None:
+    """As native's plugin sends it (tools/read-image compares the two model views); a
+    stored prompt image keeps its digest."""
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBOR"}
+    stored = {"type": "image", "mimeType": "image/png", "digest": "ab"}
+    text = {"type": "text", "text": "t"}
+    messages: list[dict[str, Any]] = [
+        {"role": "tool", "toolCallId": "c", "isError": False, "content": [text, image]},
+        {"role": "user", "content": [stored]},
+    ]
+    body = wire_body(ModelRequest(provider="p", model="m", messages=messages))
+    assert [m["content"] for m in body["messages"]] == [
+        [text, {"type": "image", "mimeType": "image/png"}],
+        [stored],
+    ]
+    assert messages[0]["content"][1] is image  # the history itself is left alone

@@ -32,7 +32,7 @@ def test_select_keeps_native_order_whatever_the_order_asked() -> None:
 
 def test_the_implemented_families_offer_their_tools_and_the_rest_is_missing() -> None:
     offer = offered(select(["web", "fs", "bash"]), ToolSetup(home=Path("/h")))
-    assert [t.name for t in offer.tools] == ["bash", "read", "write", "edit"]
+    assert [t.name for t in offer.tools] == ["bash", "read", "write", "edit", "read_image"]
     assert offer.missing == ("web",)
     assert IMPLEMENTED == ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow")
     assert set(IMPLEMENTED) < set(FAMILY_NAMES) == {f.name for f in FAMILIES}
@@ -91,7 +91,7 @@ async def test_the_runtime_offers_the_configured_families_and_names_the_missing(
     config = build({"builtin_tools": ["web", "fs"]}, tmp_path)
     with caplog.at_level(logging.WARNING):
         runtime = await build_runtime(config)
-    assert [t.name for t in runtime.tools] == ["read", "write", "edit"]
+    assert [t.name for t in runtime.tools] == ["read", "write", "edit", "read_image"]
     assert "not implemented, none offered: web" in caplog.text
     none = await build_runtime(build({"builtin_tools": False}, tmp_path))
     assert none.tools == []

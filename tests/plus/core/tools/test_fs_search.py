@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from acp_plus.core.tools import fs_search
 from acp_plus.core.tools.base import ToolContext, ToolRegistry
 from acp_plus.core.tools.families import ToolSetup, offered, select
 from acp_plus.core.tools.fs_search import (
@@ -50,13 +51,29 @@ def test_grep_text_groups_caps_and_previews() -> None:
     )
     long = format_grep([("a", 1, "é" * 1500)])
     assert long.endswith("Line 1: " + "é" * 1000 + " (line truncated)")
-    many = format_grep([("a", n, "x") for n in range(1, GREP_MAX_MATCHES + 3)])
+    everything = [("a", n, "x") for n in range(1, GREP_MAX_MATCHES + 3)]
+    many = format_grep(everything, "session-1")
     assert many.startswith(f"Found {GREP_MAX_MATCHES} of {GREP_MAX_MATCHES + 2} matches\n\n")
+    assert f"Line {GREP_MAX_MATCHES}: x" in many and f"Line {GREP_MAX_MATCHES + 1}:" not in many
+    # Every match goes to a file the footer names, as native's spill store saves it.
+    footer = many.rsplit("\n\n", 1)[1]
+    path = footer.removeprefix("(Full grep result stored at: ").split(". Use read", 1)[0]
+    assert footer == (
+        f"(Full grep result stored at: {path}. Use read with offset/limit, or grep this path "
+        "to search within it.)"
+    )
+    assert Path(path).name.endswith("-grep-results.txt")
+    rows = "\n".join(f"Line {n}: x" for n in range(1, GREP_MAX_MATCHES + 3))
+    assert Path(path).read_text() == f"Found {GREP_MAX_MATCHES + 2} matches\n\na\n{rows}"
+
+
+def test_an_unsaved_grep_result_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fs_search, "save_text", lambda *_: None)
+    many = format_grep([("a", n, "x") for n in range(1, GREP_MAX_MATCHES + 3)])
     assert many.endswith(
         "\n\n(The complete result could not be saved; narrow pattern, path, or include to "
         "see more.)"
     )
-    assert f"Line {GREP_MAX_MATCHES}: x" in many and f"Line {GREP_MAX_MATCHES + 1}:" not in many
 
 
 def test_paths_are_shown_relative_to_the_workdir() -> None:
@@ -77,10 +94,15 @@ async def test_over_the_cap_glob_keeps_the_first_page_and_a_bad_regex_is_refused
     result = await glob.run({"pattern": "*.txt"}, ctx)
     text = result.content[0]["text"]
     assert len(text.split("\n\n")[0].split("\n")) == 100
-    assert text.endswith(
-        "\n\n(Showing 100 of 105 paths. The complete result could not be saved; narrow "
-        "pattern or path to see more.)"
+    page, footer = text.rsplit("\n\n", 1)
+    path = footer.removeprefix("(Showing 100 of 105 paths. Full sorted result stored at: ")
+    path = path.split(". Use read", 1)[0]
+    assert footer == (
+        f"(Showing 100 of 105 paths. Full sorted result stored at: {path}. Use read with "
+        "offset/limit, or grep this path to search within it.)"
     )
+    saved = Path(path).read_text().split("\n")
+    assert len(saved) == 105 and saved[:100] == page.split("\n")
     bad = await grep.run({"pattern": "("}, ctx)
     assert bad.is_error
     assert bad.content[0]["text"].startswith("Error: grep pattern rejected by ripgrep: ")

@@ -21,7 +21,7 @@ from acp_plus.core.approvals import ApprovalChain
 from acp_plus.core.llm.base import Router
 from acp_plus.core.llm.parity_stream import ParityStreamProvider
 from acp_plus.core.store import SessionStore
-from acp_plus.core.tools.base import ToolContext, ToolRegistry
+from acp_plus.core.tools.base import ToolContext, ToolRegistry, cancelled_text
 from acp_plus.core.tools.mcp import (
     HttpServer,
     McpConnection,
@@ -82,6 +82,9 @@ async def test_cancelling_a_hanging_mcp_call_is_prompt(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - started < 1.0
+    # What the loop commits for it: native's text for an MCP call cancelled while it
+    # runs (seen live with `fixture_tools: mcp`: its request rejects with a plain object).
+    assert cancelled_text(sleepy) == "Error: [object Object]"
     # The session still serves calls afterwards.
     add = next(t for t in stdio_conn.tools() if t.name.endswith("add"))
     assert (await add.run({"a": 1, "b": 1}, _ctx(tmp_path))).content[0]["text"] == "2"

@@ -16,16 +16,16 @@ import pytest
 import yaml
 
 from acp_plus.core.tools.arg_check import arguments_error
-from acp_plus.core.tools.base import ToolContext, ToolResult
+from acp_plus.core.tools.base import ABORTED_TOOL_TEXT, ToolContext, ToolResult, cancelled_text
 from acp_plus.core.tools.bash_family import BASH_GUIDANCE, bash_tools
 from acp_plus.core.tools.builtin import builtin_tools
-from acp_plus.core.tools.job_table import JobTable, Outcome
+from acp_plus.core.tools.job_table import RETAIN_BYTES, JobTable, Outcome
 from acp_plus.core.tools.jobs_family import JOBS_GUIDANCE, job_tools
 from acp_plus.core.tools.spill import MAX_INLINE_TOKENS, bound, price
 from acp_plus.core.tools.todo_family import TODO_GUIDANCE, todo_tools
 
 SNAPSHOTS = Path(__file__).parents[4] / "snapshots" / "tools"
-FAMILY = ("bash", "job_output", "job_list", "job_kill", "todo_write", "workflow")
+FAMILY = ("bash", "job_output", "job_list", "job_kill", "todo_write", "workflow", "read_image")
 
 
 def _native_requests() -> list[dict[str, Any]]:
@@ -135,6 +135,49 @@ async def test_jobs_are_their_sessions_alone(tmp_path: Path) -> None:
     assert _text(late) == f"job {job_id} had already finished [status: completed, exit code: 0]"
 
 
+def test_a_cancelled_call_reads_as_natives_for_that_tool() -> None:
+    """Seen live in tools/cancel-builtin-running: native's `job_output` wait fails on the
+    abort with its own words, and its registry words any other built-in call's end."""
+    output, listing, _ = job_tools(JobTable())
+    (bash,) = bash_tools(JobTable())
+    assert cancelled_text(output) == "Error: wait aborted"
+    assert cancelled_text(bash) == cancelled_text(listing) == ABORTED_TOOL_TEXT
+    assert ABORTED_TOOL_TEXT == "Error: tool call aborted"
+
+
+async def test_a_running_job_keeps_natives_256_kib_and_says_what_it_dropped() -> None:
+    jobs = JobTable()
+    release = asyncio.Event()
+
+    async def work(job: Any) -> Outcome:
+        await release.wait()
+        return Outcome("completed", "exit code: 0")
+
+    job = jobs.start("bash", "noisy", "s", work)
+    line = "x" * 1023 + "\n"
+    for _ in range(100):  # read: dropping it later loses nothing the model had not seen
+        jobs.append(job, "stdout", line)
+    assert jobs.read(job) == line * 100
+    for n in range(300):  # 300 KiB unread: the oldest 44 go
+        jobs.append(job, "stdout", f"{n:04d}" + line[4:])
+    assert RETAIN_BYTES == 256 * 1024
+    text = jobs.read(job)
+    kept, notice = text.rsplit("\n", 1)
+    assert kept.startswith("0044") and kept.endswith("x") and len(kept) + 1 == RETAIN_BYTES
+    assert notice == "[some output was dropped from memory; full output: (unavailable)]"
+    job.spill_paths = lambda: ["/tmp/a-stdout.log"]
+    jobs.append(job, "stderr", "é" * (RETAIN_BYTES // 2 + 1))  # alone over the cap: its tail
+    assert jobs.read(job) == (
+        "[stderr]\n"
+        + "é" * (RETAIN_BYTES // 2)
+        + "\n[some output was dropped from memory; full output: /tmp/a-stdout.log]"
+    )
+    jobs.append(job, "stdout", "calm\n")
+    assert jobs.read(job) == "calm\n"  # the loss is told once
+    release.set()
+    await job.settled.wait()
+
+
 def _text(result: ToolResult) -> str:
     return str(result.content[0]["text"])
 
@@ -157,3 +200,17 @@ def test_an_oversized_result_keeps_its_ends_and_names_the_file() -> None:
     small = ToolResult.text("x" * 100)
     assert bound(small, "bash", "s") is small
     assert bound(ToolResult.text(lines), "read", "s").content[0]["text"] == lines
+
+
+def test_an_image_in_an_oversized_result_is_the_text_a_text_only_model_reads() -> None:
+    """tools/spill-image-text-model: native's spill-policy sees the plugin's text."""
+    lines = "".join(f"{n}\n" for n in range(30000))
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBOR"}
+    result = ToolResult([{"type": "text", "text": lines}, image, {"type": "text", "text": "end"}])
+    kept = bound(result, "dump", "session-1")
+    [block] = kept.content
+    path = block["text"].split("stored at: ", 1)[1].split(". Use read", 1)[0]
+    assert Path(path).read_text() == lines + "[image omitted: model has no image input]end"
+    assert block["text"].startswith("0\n1\n") and "\n\n[...]\n\n" in block["text"]
+    # A model that takes images: native has no image price for the route, keeps it whole.
+    assert bound(result, "dump", "session-1", images=True) is result
