@@ -28,7 +28,7 @@ from parity.driver.process import Ladder
 from parity.driver.run import run_scenario
 from parity.driver.state import RunPaths
 from parity.engine.judge import Policy, Shown, judge_run
-from parity.engine.postrun import allowance, check_run
+from parity.engine.postrun import allowance, check_run, deadline, judge_allowance
 from parity.engine.runner import RunResult
 from parity.scenario.model import Scenario, Step, Where
 from parity.targets.launch import Launch
@@ -85,7 +85,10 @@ def main() -> int:
     verdicts = {}
     for name, recorded in (("no snapshot", None), ("matches", text), ("drifted", drifted)):
         mark, used = time.perf_counter(), time.process_time()
-        verdicts[name] = judge_run(scenario, "flood", result, recorded, Policy(), shown)
+        # As `parity run` judges (`parity.suite.target_item`): within what is left of
+        # the allowance, the collector paused.
+        with deadline(judge_allowance(t, checked.seconds)):
+            verdicts[name] = judge_run(scenario, "flood", result, recorded, Policy(), shown)
         times[f"judgement, {name}"] = time.perf_counter() - mark
         cpu[f"judgement, {name}"] = time.process_time() - used
     index = SchemaIndex(load_schema())
