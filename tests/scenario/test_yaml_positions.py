@@ -71,6 +71,9 @@ def test_every_shipped_file_reads_the_same_through_libyaml(
         "# only a comment\n",
         "--- a\n--- b\n",  # two documents
         "a: !!binary aGk=\nb: 2001-12-14\n",
+        "\ufeffa: 1\nb: [x]\n",  # a byte order mark
+        "a: 1\r\nb:\r\n  - x\r\n  - {c: d}\r\n",  # CRLF line ends
+        "a: 'x\x85y'\nb: [😀, {c: 😀}]\nd: |\n  lit\n   eral\n",  # NEL, wide characters
     ],
 )
 def test_tricky_texts_read_the_same_through_libyaml(
