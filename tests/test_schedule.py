@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,8 @@ def test_a_module_fixture_is_computed_once_on_two_workers(tmp_path: Path) -> Non
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert count.read_text() == "x"
+
+
+def test_what_collection_built_is_frozen_for_the_collector() -> None:
+    """tests/conftest.py freezes it once collection ends (docs/performance.md)."""
+    assert gc.get_freeze_count() > 1000

@@ -55,19 +55,23 @@ class Shapes:
         self.patterns = [re.compile(p) for p in sorted(set(patterns))]
 
     def of(self, value: Any) -> Any:
-        """`value`'s shape: hashable, equal for values the schema cannot tell apart."""
+        """`value`'s shape: hashable, equal for values the schema cannot tell apart.
+        (Written for speed: a flood takes it for every frame.)"""
         if isinstance(value, str):
             if value in self.constants:
                 return value
+            size = len(value)
             return (
                 _OTHER,
-                min(len(value), self.bound),
-                tuple(p.search(value) is not None for p in self.patterns),
+                size if size < self.bound else self.bound,
+                tuple([p.search(value) is not None for p in self.patterns])
+                if self.patterns
+                else (),
             )
         if isinstance(value, dict):
-            pairs = sorted(value.items(), key=lambda kv: kv[0])
-            return ("{", tuple((k, self.of(v)) for k, v in pairs))
+            of = self.of
+            return ("{", tuple([(k, of(value[k])) for k in sorted(value)]))
         if isinstance(value, list):
-            return ("[", tuple(self.of(v) for v in value))
+            return ("[", tuple(map(self.of, value)))
         # bool before int: `true` is no integer to JSON Schema; 1 and 1.0 differ too.
         return (type(value).__name__, value)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 from parity.checks.conformance import conformance_findings
+from parity.core import collector
 from parity.core.printable import printable
 from parity.core.transcript import SET_ASIDE, Transcript
 from parity.scenario.model import Scenario
@@ -111,10 +112,20 @@ swallowed (by a finalizer)."""
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     """Raise `TimeLimit` in the block once `seconds` have passed (main thread only; an
-    outer timer, if any, is restored with what it has left)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
+    outer timer, if any, is restored with what it has left). The block runs with the
+    cyclic garbage collector paused (`parity.core.collector`): every bounded stage is
+    one of the checks after a run, which build millions of acyclic objects."""
+    with collector.paused():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+        else:
+            with _timer(seconds):
+                yield
+
+
+@contextlib.contextmanager
+def _timer(seconds: float) -> Iterator[None]:
+    """`deadline`'s real-time timer (main thread)."""
 
     def expire(signum: int, frame: Any) -> None:
         # The signal lands in whatever Python code runs, a finalizer (`__del__`) among

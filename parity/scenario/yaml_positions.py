@@ -19,10 +19,42 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from parity.scenario.errors import KeyPath, ScenarioError, Severity
 
+_CLoader: type[yaml.SafeLoader] | None = getattr(yaml, "CSafeLoader", None)
+
+
+def _libyaml(text: str, file: str) -> tuple[Node, Any, list[ScenarioError]] | None:
+    """`parse` through libyaml's parser, when PyYAML has it (the usual wheels do):
+    PyYAML's pure-Python parser took 1.3 s for the shipped scenarios and known
+    differences in every pytest worker, and 0.1 s in every `parity run`. None when
+    libyaml is missing, finds the text wrong or empty: PyYAML's own parser then reads
+    it, so what a wrong file is told (message, line, column) stays its own. Nodes and
+    marks are the same (`tests/scenario/test_yaml_positions.py` compares them)."""
+    if _CLoader is None:
+        return None
+    try:
+        # PyYAML's reader refuses characters YAML forbids; libyaml's rules differ.
+        yaml.reader.Reader(text)
+        loader = _CLoader(text)
+    except yaml.YAMLError:
+        return None
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        findings = list(_yaml_findings(node, (), file))  # before `<<` merges flatten
+        return node, loader.construct_document(node), findings
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
 
 def parse(text: str, file: str) -> tuple[Node | None, Any, list[ScenarioError]]:
     """The document's node tree, its data and the findings only the YAML can show
     (syntax, duplicate and non-string keys); no tree or data when it does not parse."""
+    fast = _libyaml(text, file)
+    if fast is not None:
+        return fast
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()

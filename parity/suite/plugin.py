@@ -31,6 +31,7 @@ other packages should neither pay for nor depend on them.
 
 from __future__ import annotations
 
+import gc
 import shutil
 import signal
 import threading
@@ -118,6 +119,15 @@ def _load_config(config: pytest.Config) -> Config:
         return load_config(root)
     except TargetConfigError as exc:
         raise pytest.UsageError(f"parity: {exc}") from None
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what start-up and collection built (every module imported, the items, the
+    scenarios): it lives to the end of the session, and the cyclic garbage collector's
+    passes, pytest's last one included, no longer walk it. A small `parity run` (two
+    mini-agent runs) took 0.72 s of user CPU before, 0.58 s after (docs/performance.md,
+    "make test: collection and the collector"); nothing it decides changes."""
+    gc.freeze()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

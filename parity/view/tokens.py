@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from parity.core.exact import exact_key
@@ -152,13 +152,23 @@ class Tokens:
 
     def discover(self, value: Any) -> None:
         """Register every id found under an id key anywhere in `value`."""
-        for key, item in _walk_items(value):
-            kind = ID_KEYS.get(key)
-            if kind is None or not isinstance(item, str) or not item:
-                continue
-            if kind == "toolcall" and item in self._scripted:
-                continue
-            self.register(kind, item)
+        # Pre-order, as the wire nests them: a key's id, then the ids inside its value.
+        if isinstance(value, dict):
+            for key, item in value.items():
+                kind = ID_KEYS.get(key)
+                if (
+                    kind is not None
+                    and isinstance(item, str)
+                    and item
+                    and (kind != "toolcall" or item not in self._scripted)
+                ):
+                    self.register(kind, item)
+                if isinstance(item, _NESTED):
+                    self.discover(item)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, _NESTED):
+                    self.discover(item)
 
     def discover_uuids(self, value: Any) -> None:
         """Register every UUID inside any string of `value` that has no token yet, and every
@@ -279,17 +289,11 @@ def run_dates(now: dt.datetime | None = None) -> list[dt.date]:
     return sorted({(m - dt.timedelta(days=k)).date() for m in moments for k in (0, 1)})
 
 
-def _walk_items(value: Any) -> Iterator[tuple[str, Any]]:
-    """Every (key, value) pair of every dict nested in `value`, depth first, in order."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield k, v
-            yield from _walk_items(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _walk_items(v)
+_SCALARS = (str, int, float, bool)
+_NESTED = (dict, list)
+"""A tuple, not `str | int | ...`: the union is built anew at every call."""
 
 
 def hashable(value: Any) -> bool:
     """Whether `value` is a JSON scalar, so it can key a token table (ids are scalars)."""
-    return isinstance(value, str | int | float | bool) or value is None
+    return isinstance(value, _SCALARS) or value is None

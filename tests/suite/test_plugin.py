@@ -7,11 +7,14 @@ summary table, and the files under snapshots/.
 
 from __future__ import annotations
 
+import gc
 import re
 import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+
+import pytest
 
 from tests.support.project import TEXT_SCENARIO, Project, child_env, mini_target
 
@@ -325,3 +328,13 @@ def test_masks_are_listed_in_the_summary_with_their_reasons(project: Project) ->
     assert "steps[9].result: matched nothing (stale mask?) (a step that is gone)" in first.stdout
     # The nonce differs on every run; masked, the second run still matches.
     assert project.parity("run", ci=True).returncode == 0
+
+
+def test_what_start_up_and_collection_built_is_frozen_for_the_collector() -> None:
+    """The plugin freezes it once collection ends (`parity run` spent some 0.12 s of CPU
+    in the collector's passes over it; docs/performance.md)."""
+    from parity.suite import plugin
+
+    gc.unfreeze()  # what tests/conftest.py froze goes back to the collector first
+    plugin.pytest_collection_finish(pytest.Session.__new__(pytest.Session))
+    assert gc.get_freeze_count() > 1000

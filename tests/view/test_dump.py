@@ -95,3 +95,79 @@ def test_every_json_value_reads_back_with_its_type(dumper: ModuleType, value: An
 def test_scalars_are_written_as_their_json_type(dumper: ModuleType, value: Any, text: str) -> None:
     assert dumper.dump_view({"v": value}) == f"v: {text}\n"
     assert json_equal(dumper.load_view(f"v: {text}\n"), {"v": value})
+
+
+# The short paths (`_Representer`, `_Constructing`) against PyYAML's own: a flood's view
+# takes them millions of times, and they must give exactly what PyYAML's would.
+
+
+def _reference_dump(module: ModuleType, value: Any) -> str:
+    """`value` as PyYAML's own `represent_data` writes it, in `dump_view`'s style."""
+    base: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Reference(base):  # type: ignore[valid-type,misc]
+        pass
+
+    Reference.add_representer(str, module._represent_str)
+    return yaml.dump(
+        value,
+        Dumper=Reference,
+        width=100,
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=False,
+    )
+
+
+def _reference_load(text: str) -> Any:
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=JSON_VALUES)
+def test_the_short_paths_write_and_read_what_pyyaml_does(dumper: ModuleType, value: Any) -> None:
+    view = {"steps": [{"updates": [value, {"v": value}]}], "v": value}
+    text = dumper.dump_view(view)
+    assert text == _reference_dump(dumper, view)
+    assert json_equal(dumper.load_view(text), _reference_load(text))
+
+
+def test_a_dict_or_list_met_twice_is_an_alias_as_pyyaml_writes_it(dumper: ModuleType) -> None:
+    shared: dict[str, Any] = {"a": [1, "x"]}
+    loop: list[Any] = ["x"]
+    loop.append(loop)
+    view = {"one": shared, "two": [shared, shared["a"]], "loop": loop}
+    text = dumper.dump_view(view)
+    assert text == _reference_dump(dumper, view)
+    assert "&id001" in text and "*id001" in text
+    back = dumper.load_view(text)
+    assert back["two"][0] is back["one"] and back["loop"][1] is back["loop"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x {b: 1}\nc: *x\n",  # an alias: one object, twice
+        "base: &b {k: 1}\nmerged:\n  <<: *b\n  j: 2\n",  # a merge key
+        "? !!str =\n: v\n=: w\n",  # `=`, PyYAML's value key
+        "d: 2001-12-14\nt: !!binary aGk=\ns: !!set {a, b}\n",  # other tags
+        "x: !!omap [{a: 1}]\n",
+        "? [1, 2]\n: x\n",  # a key that is no scalar: PyYAML's error
+        "x: !custom 1\n",  # a tag with no constructor: PyYAML's error
+        "",
+        "- 1\n- 1.5\n- .inf\n- ~\n- yes\n- '1'\n- 0x1f\n",
+    ],
+)
+def test_what_the_short_path_leaves_is_read_by_pyyaml(text: str) -> None:
+    """Snapshots hold plain maps, lists and scalars; anything else (hand-edited YAML)
+    is read as PyYAML reads it, or fails as it fails."""
+    try:
+        expected = _reference_load(text)
+    except yaml.YAMLError as exc:
+        with pytest.raises(type(exc)):
+            dump.load_view(text)
+        return
+    back = dump.load_view(text)
+    assert json_equal(back, expected) if "!!" not in text else back == expected
+    if "*x" in text:
+        assert back["c"] is back["a"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from parity.scenario.model import Rule
 from parity.scenario.selectors import format_path, parse_selector, select
 from parity.view.masks import MASKED, apply_masks, unmatched_masks
 from parity.view.normalize import view
-from parity.view.semantic import semantic_updates
+from parity.view.semantic import merge_chunks, semantic_updates
 from tests.support.wire import Wire, chunk
 
 S1 = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
@@ -123,6 +124,28 @@ def test_semantic_keeps_messages_and_sessions_apart() -> None:
     assert [u.get("content", {}).get("text") for u in merged] == ["x", "y", "z", "w", None]
     # An update for a call never announced still folds into one final state.
     assert merged[-1] == {"sessionUpdate": "tool_call", "toolCallId": "t", "status": "failed"}
+
+
+def test_merging_thousands_of_chunks_keeps_each_messages_text_in_order() -> None:
+    """Chunks are merged by joining their texts once (adding each to the text so far
+    copied it every time: 8 s for a flood of 200,000); usage readings between them stay
+    after the message, another message starts its own, the inputs are left as they were."""
+    usage = {"sessionUpdate": "usage_update", "used": 1}
+    updates: list[Any] = []
+    for n in range(3000):
+        updates.append(chunk("a", f"{n} "))
+        if n % 1000 == 999:
+            updates.append(usage)
+    updates += [chunk("b", "x"), chunk("b", "y"), chunk("b", "")]
+    before = copy.deepcopy(updates)
+    merged = merge_chunks(updates)
+    first = chunk("a", "".join(f"{n} " for n in range(3000)))
+    assert merged == [first, usage, usage, usage, chunk("b", "xy")]
+    assert list(merged[0]) == list(chunk("a", "")) and list(merged[0]["content"]) == [
+        "type",
+        "text",
+    ]
+    assert updates == before
 
 
 def test_masks_replace_count_and_report_unmatched() -> None:

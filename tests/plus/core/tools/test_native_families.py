@@ -9,11 +9,11 @@ at the level of the tools (argument checks, job notices, the spill-policy).
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from acp_plus.core.tools.arg_check import arguments_error
 from acp_plus.core.tools.base import ABORTED_TOOL_TEXT, ToolContext, ToolResult, cancelled_text
@@ -23,26 +23,28 @@ from acp_plus.core.tools.job_table import RETAIN_BYTES, JobTable, Outcome
 from acp_plus.core.tools.jobs_family import JOBS_GUIDANCE, job_tools
 from acp_plus.core.tools.spill import MAX_INLINE_TOKENS, bound, price
 from acp_plus.core.tools.todo_family import TODO_GUIDANCE, todo_tools
+from parity.view.dump import load_view
 
 SNAPSHOTS = Path(__file__).parents[4] / "snapshots" / "tools"
 FAMILY = ("bash", "job_output", "job_list", "job_kill", "todo_write", "workflow", "read_image")
 
 
-def _native_requests() -> list[dict[str, Any]]:
+@functools.cache
+def native_requests() -> list[dict[str, Any]]:
+    """The model requests of the native recordings that show tools. Read when a test
+    first asks, not when the module is imported (every pytest worker collects it), and
+    by the snapshot reader (libyaml): PyYAML's pure-Python loader took 1.3 s for them."""
     bodies = []
     for path in sorted(SNAPSHOTS.glob("*/native.yaml")):
-        view = yaml.safe_load(path.read_text())
+        view = load_view(path.read_text(encoding="utf-8"))
         bodies += [
             r["body"] for r in view.get("model") or [] if r.get("body") and "tools" in r["body"]
         ]
     return bodies
 
 
-NATIVE = _native_requests()
-
-
 def test_the_recordings_show_natives_families() -> None:
-    shown = {tool["name"] for body in NATIVE for tool in body["tools"]}
+    shown = {tool["name"] for body in native_requests() for tool in body["tools"]}
     assert set(FAMILY) <= shown
 
 
@@ -54,12 +56,12 @@ def test_each_definition_is_natives_byte_for_byte(name: str) -> None:
         "description": tools[name].description,
         "parameters": tools[name].parameters,
     }
-    seen = [t for body in NATIVE for t in body["tools"] if t["name"] == name]
+    seen = [t for body in native_requests() for t in body["tools"] if t["name"] == name]
     assert seen and all(t == ours for t in seen)
 
 
 def test_the_guidance_is_natives_text_for_text() -> None:
-    for body in NATIVE:
+    for body in native_requests():
         names = {t["name"] for t in body["tools"]}
         paragraphs = body["system"].split("\n\n")
         if "bash" in names:
