@@ -223,6 +223,29 @@ def no_entry_for_prompts(owners: list[str], flying: frozenset[str]) -> str:
     )
 
 
+def entry_agent(params: Mapping[str, Any]) -> int:
+    """The agent an entry answers: its `agent` (the n-th child agent), else 0 (the
+    client's own sessions)."""
+    agent = params.get("agent")
+    return agent if isinstance(agent, int) and not isinstance(agent, bool) else 0
+
+
+def no_entry_for_child(agent: int, for_prompts: bool, flying: frozenset[str]) -> str:
+    """The problem of a child agent's request that no entry of its own answers: the
+    agent's child asks the model, and the script wrote nothing for it (a clear failure
+    of its model call, never a hang)."""
+    now = ", ".join(sorted(flying)) or "none"
+    why = (
+        f"its entries are for prompts not in flight (in flight: {now})"
+        if for_prompts
+        else f"no `agent: {agent}` entry is left"
+    )
+    return (
+        f"no entry matched: a request of child agent {agent} (a session the client never "
+        f"used, numbered by its first model request), and {why}"
+    )
+
+
 @dataclass
 class Script:
     """The consumable script of one run plus its side entries.
@@ -290,12 +313,16 @@ class Script:
         params = map_strings(self.entries[index], lambda text: expand_jobs(text, ids))
         return build_response(self.expand(params) if self.expand is not None else params)
 
-    def answer(self, view: RequestView, projection: Projection | None = None) -> Answer:
-        """Answer one model request: a matching side entry, else the next entry.
+    def answer(
+        self, view: RequestView, projection: Projection | None = None, agent: int = 0
+    ) -> Answer:
+        """Answer one model request of `agent` (0: the client's sessions; n: the n-th
+        child agent): a matching side entry, else the agent's next entry.
 
         Side entries are tried first and in file order; they never use anything up.
-        With no consumable entry left the answer carries a problem; with entries left
-        but none recorded for this request (`projection`), the problem is a stale
+        Consumable entries answer only their own agent (`agent: n`, none for the main
+        agent). With no consumable entry left the answer carries a problem; with entries
+        left but none recorded for this request (`projection`), the problem is a stale
         recording and `detail` shows the difference from the next one.
         """
         for index, params in enumerate(self.entries):
@@ -305,10 +332,12 @@ class Script:
         left = [
             index
             for index, params in enumerate(self.entries)
-            if "match" not in params and index not in self._used
+            if "match" not in params and index not in self._used and entry_agent(params) == agent
         ]
         flying = self.in_flight
         unused = [i for i in left if self.entries[i].get("prompt") in (None, *flying)]
+        if not unused and agent:
+            return Answer(None, problem=no_entry_for_child(agent, bool(left), flying))
         if not unused:
             consumable = any("match" not in params for params in self.entries)
             if not consumable and self.entries:

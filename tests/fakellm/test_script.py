@@ -239,3 +239,44 @@ def test_a_job_token_in_an_answer_names_the_runs_nth_job() -> None:
     assert answer.response is not None
     sent = "".join(str(c.get("argumentsDelta", "")) for c in answer.response.chunks)
     assert '"job_id":"bash-00000000000000bb"' in sent and '"n":"<job:3>"' in sent
+
+
+def test_a_child_agents_entries_answer_only_that_child() -> None:
+    # Parent and child interleave differently from run to run: each takes its own
+    # entries in its own order, whoever asks first.
+    script = Script(
+        [
+            {"text": "parent 1"},
+            {"text": "child 1 first", "agent": 1},
+            {"text": "parent 2"},
+            {"text": "child 1 second", "agent": 1},
+            {"text": "child 2", "agent": 2},
+        ]
+    )
+    turn = RequestView(has_tools=True)
+    assert script.answer(turn, agent=1).entry == 1
+    assert script.answer(turn, agent=2).entry == 4
+    assert script.answer(turn).entry == 0
+    assert script.answer(turn).entry == 2
+    assert script.answer(turn, agent=1).entry == 3
+    assert script.answer(turn).problem == "script exhausted"
+
+
+def test_a_child_with_no_entry_left_is_a_clear_problem() -> None:
+    script = Script([{"text": "parent"}, {"text": "for p1's child", "agent": 1, "prompt": "p1"}])
+    turn = RequestView(has_tools=True)
+    nothing = script.answer(turn, agent=2)
+    assert nothing.response is None and nothing.problem is not None
+    assert nothing.problem.startswith("no entry matched: a request of child agent 2")
+    assert nothing.problem.endswith("no `agent: 2` entry is left")
+    waiting = script.answer(turn, agent=1)  # p1 is not in flight
+    assert waiting.problem is not None and "prompts not in flight" in waiting.problem
+    # The main agent never takes a child's entry, nor a child the main agent's.
+    assert script.answer(turn).entry == 0
+    assert script.answer(turn).problem == "script exhausted"
+
+
+def test_side_entries_answer_child_agents_too() -> None:
+    script = Script([{"match": {"contains": "child task"}, "text": "side"}])
+    asked = script.answer(RequestView(has_tools=True, texts=("the child task",)), agent=1)
+    assert asked.side and asked.entry == 0
