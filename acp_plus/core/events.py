@@ -53,7 +53,13 @@ class TurnStart(TypedDict):
 
 
 ContextSource = Literal[
-    "workspace-instructions", "runtime-context", "repeat-reminder", "hook-context", "job-notice"
+    "workspace-instructions",
+    "runtime-context",
+    "repeat-reminder",
+    "hook-context",
+    "job-notice",
+    "subagent-notice",
+    "agent-message",
 ]
 
 

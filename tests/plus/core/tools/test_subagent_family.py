@@ -1,0 +1,132 @@
+"""acp-plus's `subagent` family against native's, as recorded, and the child service.
+
+Definitions, the system-prompt paragraph and the child's runtime context are read from
+native's snapshots of real runs (`snapshots/tools/subagent-*/native.yaml`), never from a
+copy written here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from acp_plus.core.agent import Route
+from acp_plus.core.subagents import Host, SubagentError, Subagents, settlement
+from acp_plus.core.tools.base import ToolContext
+from acp_plus.core.tools.subagent_family import subagent_guidance, subagent_tools
+from acp_plus.server.children import child_runtime, completed_turns
+
+SNAPSHOTS = Path(__file__).parents[4] / "snapshots" / "tools"
+FAMILY = ("subagent", "subagent_fork", "list_agents", "send_message", "interrupt_agent")
+
+
+def _native(scenario: str) -> list[dict[str, Any]]:
+    view = yaml.safe_load((SNAPSHOTS / scenario / "native.yaml").read_text())
+    # The main agent's requests first, then each child's (the view's order).
+    return [r for r in view["model"] if r["path"] == "/stream"]
+
+
+MAIN = _native("subagent-main")
+
+
+@pytest.mark.parametrize("name", FAMILY)
+def test_each_definition_is_natives_byte_for_byte(name: str) -> None:
+    tools = {t.name: t for t in subagent_tools(Subagents())}
+    ours = {
+        "name": name,
+        "description": tools[name].description,
+        "parameters": tools[name].parameters,
+    }
+    (seen,) = [t for t in MAIN[0]["body"]["tools"] if t["name"] == name]
+    assert seen == ours
+
+
+def test_the_guidance_is_natives_paragraph() -> None:
+    (paragraph,) = subagent_guidance(FAMILY)
+    assert MAIN[0]["body"]["system"].endswith("\n\n" + paragraph)
+    assert subagent_guidance(["list_agents"]) == ()
+
+
+def test_a_childs_runtime_context_and_the_notice_are_natives() -> None:
+    parent = MAIN[0]["body"]["messages"][1]["content"][0]["text"]
+    (child,) = [r for r in MAIN if r.get("agent") == 1]
+    seen = child["body"]["messages"][1]["content"][0]["text"]
+    assert child_runtime(parent, list(FAMILY), 1, 1) == seen
+    notice = [r for r in MAIN if not r.get("agent")][-1]["body"]["messages"][-1]["content"]
+    assert settlement("<session:2>", "completed", ["child"]) == notice
+    unscripted = [r for r in _native("subagent-unscripted-child") if not r.get("agent")]
+    failed = unscripted[-1]["body"]["messages"][-1]["content"]
+    assert settlement("<session:2>", "error", []) == failed
+
+
+def test_a_fork_is_seeded_with_the_completed_turns_only() -> None:
+    events: list[dict[str, Any]] = [
+        {"type": "turn/start"},
+        {"type": "turn/end"},
+        {"type": "turn/start"},
+    ]
+    assert completed_turns(events) == events[:2]
+
+
+class _Child:
+    """A stand-in child agent: its turn ends when `release` is set."""
+
+    def __init__(self, number: int) -> None:
+        self.log = type("Log", (), {"id": f"child-{number}", "events": lambda _: []})()
+        self.release = asyncio.Event()
+        self.steered: list[Any] = []
+        self.cancelled = False
+
+    async def run_turn(self, content: Any, route: Any, source: Any = None) -> dict[str, str]:
+        await self.release.wait()
+        return {"kind": "aborted" if self.cancelled else "completed"}
+
+    def steer(self, content: Any, source: Any = None) -> bool:
+        self.steered.append(content)
+        return True
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.release.set()
+
+
+async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None:
+    agents = Subagents()
+    made: list[_Child] = []
+    heard: list[Any] = []
+
+    def spawn(fork: bool, cwd: str | None) -> Any:
+        made.append(_Child(len(made) + 1))
+        return made[-1]
+
+    agents.host("p", Host(spawn, lambda: Route("mock", "mock"), lambda c, s: heard.append((s, c))))
+    tools = {t.name: t for t in subagent_tools(agents)}
+    ctx = ToolContext("p", Path("/w"), "call-1", 1)
+    started = await tools["subagent"].run({"description": "Say", "prompt": "go"}, ctx)
+    assert started.content[0]["text"] == "started subagent child-1"
+    listing = await tools["list_agents"].run({}, ctx)
+    assert listing.content[0]["text"] == "child-1 [running] \u2014 Say"
+    sent = await tools["send_message"].run({"agent_id": "child-1", "message": "hi"}, ctx)
+    assert sent.content[0]["text"] == "message delivered to agent child-1"
+    assert made[0].steered[0][1] == {"type": "text", "text": "hi"}
+    stray = await tools["send_message"].run({"agent_id": "nobody", "message": "hi"}, ctx)
+    assert stray.is_error
+    waiting = asyncio.ensure_future(agents.wait("p"))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    stop = await tools["interrupt_agent"].run({"agent_id": "child-1"}, ctx)
+    assert stop.content[0]["text"] == "interrupt requested for agent child-1"
+    assert await asyncio.wait_for(waiting, 1) is True
+    assert heard == [("subagent-notice", settlement("child-1", "aborted", []))]
+    assert (
+        (await tools["list_agents"].run({}, ctx))
+        .content[0]["text"]
+        .endswith("[inactive] \u2014 Say")
+    )
+    assert await agents.wait("p") is False
+    with pytest.raises(SubagentError):
+        await agents.start("child-1", "deeper", "go", fork=False)  # depth 2 > 1
