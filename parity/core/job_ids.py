@@ -4,7 +4,8 @@
 
 They are random per run, like a UUID: the normalized view numbers them `<job:n>`
 (`parity.view.tokens`), and a scripted answer names the run's n-th job by the same
-token (`parity.fakellm.script`), since a script cannot know the id in advance.
+token (`parity.fakellm.script`), since a script cannot know the id in advance. A child
+agent's id (a subagent's session id) is random too: a script names it `<agent:n>`.
 """
 
 from __future__ import annotations
@@ -25,3 +26,22 @@ def expand_jobs(text: str, ids: list[str]) -> str:
 def job_ids(texts: list[str] | tuple[str, ...]) -> list[str]:
     """The job ids named in `texts`, in order of first appearance."""
     return list(dict.fromkeys(found for text in texts for found in JOB_ID.findall(text)))
+
+
+AGENT_TOKEN = re.compile(r"<agent:(\d+)>")
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def agent_ids(texts: list[str] | tuple[str, ...], known: frozenset[str]) -> list[str]:
+    """Child agent ids named in `texts`: the session ids (UUIDs) of sessions the client
+    never used (`known`), in order of first appearance (the `started subagent <id>`
+    result a parent read)."""
+    found = (uuid for text in texts for uuid in UUID.findall(text) if uuid not in known)
+    return list(dict.fromkeys(found))
+
+
+def expand_agents(text: str, ids: list[str]) -> str:
+    """`text` with `<agent:n>` made `ids[n - 1]`; a token past the end stays as written."""
+    return AGENT_TOKEN.sub(
+        lambda m: ids[int(m[1]) - 1] if 0 < int(m[1]) <= len(ids) else m[0], text
+    )

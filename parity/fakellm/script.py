@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.core.job_ids import expand_jobs, job_ids
+from parity.core.job_ids import agent_ids, expand_agents, expand_jobs, job_ids
 from parity.fakellm.identity import map_strings
 from parity.fakellm.recorded import Projection, decode, stale_diff
 
@@ -269,6 +269,8 @@ class Script:
     in_flight: frozenset[str] = frozenset()
     """Names of the prompt steps sent and not yet answered (set by the driver's thread,
     `Run.prompt_in_flight`; replaced whole, never mutated)."""
+    client_sessions: frozenset[str] = frozenset()
+    """The session ids the client used (`Run.client_session`): other ids are children's."""
     _responses: dict[int, Response] = field(default_factory=dict, repr=False)
     _used: set[int] = field(default_factory=set, repr=False)
     _recorded: list[Projection | None] = field(default_factory=list, repr=False)
@@ -306,11 +308,16 @@ class Script:
 
     def _job_response(self, index: int, view: RequestView) -> Response:
         """The entry's response, with `<job:n>` made the n-th background job id the
-        request's texts name (ids are random per run: the script can only point at them)."""
-        if "<job:" not in json.dumps(self.entries[index]):
+        request's texts name, and `<agent:n>` the n-th child agent id (ids are random per
+        run: the script can only point at them)."""
+        written = json.dumps(self.entries[index])
+        if "<job:" not in written and "<agent:" not in written:
             return self._response(index)
         ids = job_ids(view.texts)
-        params = map_strings(self.entries[index], lambda text: expand_jobs(text, ids))
+        agents = agent_ids(view.texts, self.client_sessions)
+        params = map_strings(
+            self.entries[index], lambda text: expand_agents(expand_jobs(text, ids), agents)
+        )
         return build_response(self.expand(params) if self.expand is not None else params)
 
     def answer(

@@ -280,3 +280,13 @@ def test_side_entries_answer_child_agents_too() -> None:
     script = Script([{"match": {"contains": "child task"}, "text": "side"}])
     asked = script.answer(RequestView(has_tools=True, texts=("the child task",)), agent=1)
     assert asked.side and asked.entry == 0
+
+
+def test_an_agent_token_names_a_child_the_request_names() -> None:
+    parent, child = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a", "7a1e2f3d-4c5b-4a69-8877-665544332211"
+    script = Script([{"text": "to <agent:1>, not <agent:2>"}], client_sessions=frozenset({parent}))
+    view = RequestView(has_tools=True, texts=(f"session {parent}", f"started subagent {child}"))
+    answer = script.answer(view)
+    assert answer.response is not None
+    (end,) = [c for c in answer.response.chunks if c["type"] == "block-end"]
+    assert end["block"]["text"] == f"to {child}, not <agent:2>"
