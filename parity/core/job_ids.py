@@ -32,7 +32,7 @@ AGENT_TOKEN = re.compile(r"<agent:(\d+)>")
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
-def agent_ids(texts: list[str] | tuple[str, ...], known: frozenset[str]) -> list[str]:
+def agent_ids(texts: list[str] | tuple[str, ...], known: tuple[str, ...]) -> list[str]:
     """Child agent ids named in `texts`: the session ids (UUIDs) of sessions the client
     never used (`known`), in order of first appearance (the `started subagent <id>`
     result a parent read)."""
@@ -40,8 +40,15 @@ def agent_ids(texts: list[str] | tuple[str, ...], known: frozenset[str]) -> list
     return list(dict.fromkeys(found))
 
 
-def expand_agents(text: str, ids: list[str]) -> str:
-    """`text` with `<agent:n>` made `ids[n - 1]`; a token past the end stays as written."""
-    return AGENT_TOKEN.sub(
+SESSION_TOKEN = re.compile(r"<session:(\d+)>")
+
+
+def expand_agents(text: str, ids: list[str], sessions: tuple[str, ...] = ()) -> str:
+    """`text` with `<agent:n>` made `ids[n - 1]`, and `<session:n>` the n-th session the
+    client used (a child naming its parent); a token past the end stays as written."""
+    text = AGENT_TOKEN.sub(
         lambda m: ids[int(m[1]) - 1] if 0 < int(m[1]) <= len(ids) else m[0], text
+    )
+    return SESSION_TOKEN.sub(
+        lambda m: sessions[int(m[1]) - 1] if 0 < int(m[1]) <= len(sessions) else m[0], text
     )

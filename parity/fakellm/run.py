@@ -115,7 +115,7 @@ class Run:
         one immutable set, which the server's thread only reads."""
         if session_id not in self.client_sessions:
             self.client_sessions = self.client_sessions | {session_id}
-            self.script.client_sessions = self.client_sessions
+            self.script.client_sessions = (*self.script.client_sessions, session_id)
 
     def agent_of(self, body: Any) -> int:
         """Whose model request this is (`ModelRequest.agent`): a parity-stream body whose

@@ -269,8 +269,9 @@ class Script:
     in_flight: frozenset[str] = frozenset()
     """Names of the prompt steps sent and not yet answered (set by the driver's thread,
     `Run.prompt_in_flight`; replaced whole, never mutated)."""
-    client_sessions: frozenset[str] = frozenset()
-    """The session ids the client used (`Run.client_session`): other ids are children's."""
+    client_sessions: tuple[str, ...] = ()
+    """The session ids the client used, in order (`Run.client_session`): other ids are
+    children's, and `<session:n>` names the n-th."""
     _responses: dict[int, Response] = field(default_factory=dict, repr=False)
     _used: set[int] = field(default_factory=set, repr=False)
     _recorded: list[Projection | None] = field(default_factory=list, repr=False)
@@ -311,12 +312,13 @@ class Script:
         request's texts name, and `<agent:n>` the n-th child agent id (ids are random per
         run: the script can only point at them)."""
         written = json.dumps(self.entries[index])
-        if "<job:" not in written and "<agent:" not in written:
+        if not any(token in written for token in ("<job:", "<agent:", "<session:")):
             return self._response(index)
         ids = job_ids(view.texts)
         agents = agent_ids(view.texts, self.client_sessions)
         params = map_strings(
-            self.entries[index], lambda text: expand_agents(expand_jobs(text, ids), agents)
+            self.entries[index],
+            lambda text: expand_agents(expand_jobs(text, ids), agents, self.client_sessions),
         )
         return build_response(self.expand(params) if self.expand is not None else params)
 

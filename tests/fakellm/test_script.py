@@ -284,9 +284,18 @@ def test_side_entries_answer_child_agents_too() -> None:
 
 def test_an_agent_token_names_a_child_the_request_names() -> None:
     parent, child = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a", "7a1e2f3d-4c5b-4a69-8877-665544332211"
-    script = Script([{"text": "to <agent:1>, not <agent:2>"}], client_sessions=frozenset({parent}))
+    script = Script([{"text": "to <agent:1>, not <agent:2>"}], client_sessions=(parent,))
     view = RequestView(has_tools=True, texts=(f"session {parent}", f"started subagent {child}"))
     answer = script.answer(view)
     assert answer.response is not None
     (end,) = [c for c in answer.response.chunks if c["type"] == "block-end"]
     assert end["block"]["text"] == f"to {child}, not <agent:2>"
+
+
+def test_a_session_token_names_the_nth_session_the_client_used() -> None:
+    parent = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
+    script = Script([{"text": "to <session:1>, not <session:2>"}], client_sessions=(parent,))
+    answer = script.answer(RequestView(has_tools=True))
+    assert answer.response is not None
+    (end,) = [c for c in answer.response.chunks if c["type"] == "block-end"]
+    assert end["block"]["text"] == f"to {parent}, not <session:2>"
