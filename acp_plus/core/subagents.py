@@ -149,12 +149,12 @@ class Subagents:
         self, parent: str, label: str, prompt: str, *, fork: bool, cwd: str | None = None
     ) -> str:
         """Start a child of `parent` on `prompt`; its id (its session id) at once."""
-        host = self._hosts.get(parent)
-        if host is None:
-            raise SubagentError("subagent tool requires a calling agent")
         depth = self.depth(parent) + 1
         if depth > self.max_depth:
-            raise SubagentError(f"delegation depth {depth} exceeds the maximum of {self.max_depth}")
+            raise SubagentError(f"subagent depth {depth} exceeds maxDepth {self.max_depth}")
+        host = self._hosts.get(parent)  # a child (below the maximum depth) hosts none yet
+        if host is None:
+            raise SubagentError("subagent tool requires a calling agent")
         route = host.route()
         if route is None:
             raise SubagentError("no model route to start a subagent on")
@@ -234,16 +234,16 @@ class Subagents:
         if not (child is not None and child.parent == sender) and not (
             mine is not None and mine.parent == agent_id
         ):
-            raise SubagentError(f"agent {agent_id} is not your direct child or parent")
+            raise SubagentError(f"subagent {json.dumps(agent_id)} is unavailable")
         self.deliver(agent_id, agent_message(sender, text), "agent-message")
 
     def interrupt(self, caller: str, agent_id: str) -> None:
-        """Stop the current turn of a descendant of `caller`."""
+        """Stop the current turn of a descendant of `caller`. Like native's, the request
+        is accepted whatever the id: one that names no descendant stops nothing."""
         child = self._children.get(agent_id)
         ancestor = child.parent if child is not None else None
         while ancestor is not None and ancestor != caller:
             above = self._children.get(ancestor)
             ancestor = above.parent if above is not None else None
-        if child is None or ancestor != caller:
-            raise SubagentError(f"agent {agent_id} is not an agent created under you")
-        child.agent.cancel()
+        if child is not None and ancestor == caller:
+            child.agent.cancel()

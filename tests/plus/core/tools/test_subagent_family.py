@@ -114,7 +114,9 @@ async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None
     assert sent.content[0]["text"] == "message delivered to agent child-1"
     assert made[0].steered[0][1] == {"type": "text", "text": "hi"}
     stray = await tools["send_message"].run({"agent_id": "nobody", "message": "hi"}, ctx)
-    assert stray.is_error
+    assert stray.is_error and stray.content[0]["text"] == 'Error: subagent "nobody" is unavailable'
+    unknown = await tools["interrupt_agent"].run({"agent_id": "nobody"}, ctx)
+    assert unknown.content[0]["text"] == "interrupt requested for agent nobody"  # as native
     waiting = asyncio.ensure_future(agents.wait("p"))
     await asyncio.sleep(0)
     assert not waiting.done()
@@ -128,5 +130,5 @@ async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None
         .endswith("[inactive] \u2014 Say")
     )
     assert await agents.wait("p") is False
-    with pytest.raises(SubagentError):
-        await agents.start("child-1", "deeper", "go", fork=False)  # depth 2 > 1
+    with pytest.raises(SubagentError, match=r"^subagent depth 2 exceeds maxDepth 1$"):
+        await agents.start("child-1", "deeper", "go", fork=False)
