@@ -30,6 +30,14 @@ MAX_DEPTH = 1
 Source = Literal["subagent-notice", "agent-message"]
 
 
+STARTED = "subagent/started"
+"""The event in a parent's log naming a child it started (no projection, no message)."""
+
+
+def started(child_id: str, label: str, depth: int) -> dict[str, Any]:
+    return {"type": STARTED, "id": child_id, "label": label, "depth": depth}
+
+
 class SubagentError(Exception):
     """A call the service refuses (an unknown agent, delegation too deep)."""
 
@@ -91,6 +99,11 @@ class Host:
     deliver: Callable[[list[dict[str, Any]], Source], None]
     """A notice or message for the host's session: its running turn's next step, or a
     turn of its own when it is idle."""
+    record: Callable[[dict[str, Any]], object]
+    """Commit an event to the host's log (`subagent/started`: its children outlive a
+    restart, as native's durable children do)."""
+    reopen: Callable[[str], Agent]
+    """A child of an earlier process, its agent over its stored log (a cold resume)."""
 
 
 @dataclass
@@ -99,8 +112,9 @@ class Child:
     parent: str
     label: str
     depth: int
-    agent: Agent
-    route: Route
+    agent: Agent | None
+    """None for a child of an earlier process until a message wakes it (`adopt`)."""
+    route: Route | None
     task: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @property
@@ -138,7 +152,8 @@ class Subagents:
             if child.task is not None:
                 child.task.cancel()
             self.close(child.id)
-            child.agent.log.release()
+            if child.agent is not None:
+                child.agent.log.release()
             del self._children[child.id]
 
     def depth(self, session_id: str) -> int:
@@ -161,12 +176,35 @@ class Subagents:
         agent = host.spawn(fork, cwd)
         child = Child(agent.log.id, parent, label, depth, agent, route)
         self._children[child.id] = child
+        host.record(started(child.id, label, depth))
         content = [
             {"type": "text", "text": prompt},
             {"type": "text", "text": return_guidance(parent)},
         ]
         self._run(child, content, None)
         return child.id
+
+    def adopt(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
+        """The children a session's log says it started (a resumed or loaded session):
+        inactive until a message wakes one."""
+        for event in events:
+            child_id = event.get("id")
+            fresh = isinstance(child_id, str) and child_id not in self._children
+            if event.get("type") == STARTED and fresh:
+                label, depth = str(event.get("label", "")), int(event.get("depth", 1))
+                self._children[str(child_id)] = Child(
+                    str(child_id), session_id, label, depth, None, None
+                )
+
+    def _live(self, child: Child) -> Agent:
+        """The child's agent, reopened over its stored log when an earlier process ran it."""
+        if child.agent is None:
+            host = self._hosts.get(child.parent)
+            route = host.route() if host is not None else None
+            if host is None or route is None:
+                raise SubagentError(f"subagent {json.dumps(child.id)} is unavailable")
+            child.agent, child.route = host.reopen(child.id), route
+        return child.agent
 
     def _run(self, child: Child, content: list[dict[str, Any]], source: Source | None) -> None:
         child.task = asyncio.ensure_future(self._turn(child, content, source))
@@ -175,14 +213,16 @@ class Subagents:
         self, child: Child, content: list[dict[str, Any]], source: Source | None
     ) -> None:
         kind = "error"
+        agent = self._live(child)
+        assert child.route is not None  # set with the agent
         try:
-            reason = await child.agent.run_turn(content, child.route, source)
+            reason = await agent.run_turn(content, child.route, source)
             kind = str(reason.get("kind", "error"))
         except asyncio.CancelledError:
             raise  # its session closed: nobody is left to tell
         except Exception:
             log.exception("subagent %s failed", child.id)
-        events = list(child.agent.log.events())
+        events = list(agent.log.events())
         turn = max(
             (int(e.get("turn", 0)) for e in events if e.get("type") == "turn/start"), default=0
         )
@@ -194,7 +234,7 @@ class Subagents:
         its own; a host's through its `deliver`. Whoever waits on it wakes."""
         child = self._children.get(session_id)
         if child is not None:
-            if not child.agent.steer(content, source):
+            if not self._live(child).steer(content, source):
                 self._run(child, content, source)
         elif session_id in self._hosts:
             self._hosts[session_id].deliver(content, source)
@@ -245,5 +285,5 @@ class Subagents:
         while ancestor is not None and ancestor != caller:
             above = self._children.get(ancestor)
             ancestor = above.parent if above is not None else None
-        if child is not None and ancestor == caller:
+        if child is not None and ancestor == caller and child.agent is not None:
             child.agent.cancel()

@@ -21,6 +21,7 @@ from acp_plus.core.tools.subagent_family import DELEGATION_TOOLS
 
 if TYPE_CHECKING:
     from acp_plus.core.agent import Agent
+    from acp_plus.core.store import SessionLog
     from acp_plus.live.runtime import Runtime
     from acp_plus.live.sessions import LiveSession
 
@@ -78,8 +79,10 @@ def host_children(session: LiveSession, runtime: Runtime, agent: Agent) -> None:
     agents = runtime.subagents
     if agents is None:
         return
-    spawn = _spawner(runtime, agents, agent)
-    agents.host(session.id, Host(spawn, session.turn_route, _to(session, agent)))
+    spawn, reopen = _spawner(runtime, agents, agent)
+    record = agent.commit  # `subagent/started`: no update, no message, kept in the log
+    agents.host(session.id, Host(spawn, session.turn_route, _to(session, agent), record, reopen))
+    agents.adopt(session.id, agent.log.events())  # a resumed session's earlier children
     agent.waiter = lambda: agents.wait(session.id)
 
     async def close() -> None:  # the session's children stop with it
@@ -95,7 +98,7 @@ def _to(session: LiveSession, agent: Agent) -> Any:
     return deliver
 
 
-def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> Any:
+def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, Any]:
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
 
@@ -105,12 +108,20 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> Any:
         if fork:
             for event in completed_turns(parent.log.events()):
                 log.append(event)
+        return child(log, where)
+
+    def reopen(child_id: str) -> Agent:
+        log = runtime.store.open(child_id)
+        log.acquire()
+        return child(log, Path(str(log.header.get("cwd") or parent.cwd)))
+
+    def child(log: SessionLog, where: Path) -> Agent:
         depth = agents.depth(parent.log.id) + 1
         text = parent.context.runtime
         if text is not None:
             names = parent.tools.names()
             text = child_runtime(text, names, depth, agents.max_depth)
-        child = Agent(
+        agent = Agent(
             log,
             parent.providers,
             parent.tools,
@@ -120,7 +131,7 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> Any:
             sandbox=parent.sandbox,
             context=dataclasses.replace(parent.context, runtime=text),
         )
-        child.waiter = lambda: agents.wait(log.id)
-        return child
+        agent.waiter = lambda: agents.wait(log.id)
+        return agent
 
-    return spawn
+    return spawn, reopen

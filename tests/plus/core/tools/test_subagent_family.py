@@ -80,14 +80,20 @@ class _Child:
         self.release = asyncio.Event()
         self.steered: list[Any] = []
         self.cancelled = False
+        self.running = False
 
     async def run_turn(self, content: Any, route: Any, source: Any = None) -> dict[str, str]:
-        await self.release.wait()
+        self.running = True
+        try:
+            await self.release.wait()
+        finally:
+            self.running = False
         return {"kind": "aborted" if self.cancelled else "completed"}
 
     def steer(self, content: Any, source: Any = None) -> bool:
-        self.steered.append(content)
-        return True
+        if self.running:
+            self.steered.append(content)
+        return self.running
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -103,11 +109,17 @@ async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None
         made.append(_Child(len(made) + 1))
         return made[-1]
 
-    agents.host("p", Host(spawn, lambda: Route("mock", "mock"), lambda c, s: heard.append((s, c))))
+    recorded: list[Any] = []
+    route = Route("mock", "mock")
+    reopen = lambda _id: spawn(False, None)  # noqa: E731
+    agents.host(
+        "p", Host(spawn, lambda: route, lambda c, s: heard.append((s, c)), recorded.append, reopen)
+    )
     tools = {t.name: t for t in subagent_tools(agents)}
     ctx = ToolContext("p", Path("/w"), "call-1", 1)
     started = await tools["subagent"].run({"description": "Say", "prompt": "go"}, ctx)
     assert started.content[0]["text"] == "started subagent child-1"
+    await asyncio.sleep(0)  # the child's turn begins
     listing = await tools["list_agents"].run({}, ctx)
     assert listing.content[0]["text"] == "child-1 [running] \u2014 Say"
     sent = await tools["send_message"].run({"agent_id": "child-1", "message": "hi"}, ctx)
@@ -132,3 +144,20 @@ async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None
     assert await agents.wait("p") is False
     with pytest.raises(SubagentError, match=r"^subagent depth 2 exceeds maxDepth 1$"):
         await agents.start("child-1", "deeper", "go", fork=False)
+    # The parent's log names the child, so a later process knows it, inactive, and a
+    # message wakes it over its stored log.
+    assert recorded == [{"type": "subagent/started", "id": "child-1", "label": "Say", "depth": 1}]
+    later = Subagents()
+    later.host(
+        "p", Host(spawn, lambda: route, lambda c, s: heard.append((s, c)), recorded.append, reopen)
+    )
+    later.adopt("p", recorded)
+    assert [(r.id, r.status) for r in later.listing("p")] == [("child-1", "inactive")]
+    later.send("p", "child-1", "again")  # an idle child: a new turn, not a steer
+    await asyncio.sleep(0)
+    assert made[-1].steered == [] and made[-1].running
+    waiting = asyncio.ensure_future(later.wait("p"))
+    await asyncio.sleep(0)
+    made[-1].release.set()
+    assert await asyncio.wait_for(waiting, 1) is True
+    assert heard[-1] == ("subagent-notice", settlement("child-1", "completed", []))
