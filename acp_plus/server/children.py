@@ -21,6 +21,8 @@ from acp_plus.core.tools.subagent_family import DELEGATION_TOOLS
 
 if TYPE_CHECKING:
     from acp_plus.core.agent import Agent
+    from acp_plus.core.approvals import ApprovalRequest
+    from acp_plus.core.events import ApprovalOutcome
     from acp_plus.core.store import SessionLog
     from acp_plus.live.runtime import Runtime
     from acp_plus.live.sessions import LiveSession
@@ -98,6 +100,12 @@ def _to(session: LiveSession, agent: Agent) -> Any:
     return deliver
 
 
+async def _never(request: ApprovalRequest) -> ApprovalOutcome:
+    """A delegated child's approval policy, `never`: the answer is a rejection (native's
+    words: `the user rejected ...`), and nobody is asked."""
+    return "rejected"
+
+
 def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, Any]:
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
@@ -125,7 +133,7 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, A
             log,
             parent.providers,
             parent.tools,
-            ApprovalChain([]),  # approvals pinned to `never`: refused, nobody asked
+            ApprovalChain([_never]),  # approvals pinned to `never`: refused, nobody asked
             where,
             lambda _event: None,  # the client sees nothing of a child's work
             sandbox=parent.sandbox,
