@@ -161,3 +161,19 @@ async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None
     made[-1].release.set()
     assert await asyncio.wait_for(waiting, 1) is True
     assert heard[-1] == ("subagent-notice", settlement("child-1", "completed", []))
+
+
+def test_a_rejected_bash_escalation_is_worded_as_natives() -> None:
+    from acp_plus.core.tools.bash import BashTool
+    from acp_plus.core.tools.job_table import JobTable
+
+    requests = _native("subagent-approvals")
+    seen = [
+        m["content"][0]["text"]
+        for r in requests
+        for m in r["body"]["messages"]
+        if m.get("toolCallId") == "call-3"
+    ]
+    args = {"command": "x", "sandbox_permissions": "danger-full-access", "justification": "j"}
+    assert seen and seen[0] == BashTool(JobTable()).refusal(args, "rejected")
+    assert BashTool(JobTable()).refusal({"command": "x"}, "rejected") is None
