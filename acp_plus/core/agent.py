@@ -14,7 +14,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -92,6 +92,7 @@ class Agent:
         self.cancel_grace = cancel_grace
         self.gate = gate  # the approval features (core/approvals/gate.py), when configured
         self.hooks: Hooks | None = None  # command hooks (core/hook_runner.py), when configured
+        self.waiter: Callable[[], Awaitable[bool]] | None = None  # children running (subagents)
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[ev.UserMessage] = []  # committed in order at the next step boundary
         self._hooked: list[ev.UserMessage] = []  # hooks' context of the running call
@@ -293,14 +294,13 @@ class Agent:
                 if step.usage is not None:  # with native's token meter reading (usage_update)
                     message |= {"usage": step.usage, "meter": reading(request, blocks, step.usage)}
                 self.commit(message)
-            # Steered text (`steer`, §6.6) that came during the last step gets one more
-            # step, so it always reaches the model; the turn still ends max-tokens (§3.1).
+            # Steered text (§6.6) gets one more step; the turn still ends max-tokens (§3.1).
             hit_ceiling = hit_ceiling or kind == "max-tokens"
             calls = [] if kind == "max-tokens" else tool_calls(blocks)
-            if not calls:
+            if not calls:  # native holds the turn while children run, for their notices
                 if not self._inbox and self.hooks is not None:
                     await self.hooks.stopping(self, turn)  # a blocking Stop hook steers
-                if self._inbox:
+                if self._inbox or (self.waiter is not None and await self.waiter()):
                     continue
                 return {"kind": "max-tokens" if hit_ceiling else "completed"}
             for call in calls:

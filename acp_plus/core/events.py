@@ -63,6 +63,8 @@ ContextSource = Literal[
     "skill-invocation",
     "goal-round",
     "goal-notice",
+    "subagent-notice",
+    "agent-message",
 ]
 SourceFields = Mapping[str, Any]
 """A source with more fields than its name: a goal round's `{source, goal}`."""

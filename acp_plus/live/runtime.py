@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from acp_plus.core.attachments import AttachmentStore
     from acp_plus.core.llm.base import ModelInfo, Provider, Router
     from acp_plus.core.store import SessionStore
+    from acp_plus.core.subagents import Subagents
     from acp_plus.core.tools.base import Tool
     from acp_plus.core.tools.goal_family import GoalBook
     from acp_plus.core.tools.job_table import JobTable
@@ -93,6 +94,8 @@ class Runtime:
     """The background jobs `bash` starts and the job tools read, when built-in tools run."""
     goals: GoalBook | None = None
     """The live sessions' goals, when the goal tools run (the round driver reads them)."""
+    subagents: Subagents | None = None
+    """The child agents the `subagent` tools start, when that family is offered."""
 
     async def catalog(self) -> list[model_control.ProviderCatalog]:
         """Provider catalogs in the shape `model_control` reads."""
@@ -134,12 +137,14 @@ async def build_runtime(config: Config) -> Runtime:
 
     attachments = AttachmentStore.under_home(config.home)
     providers: list[Provider] = []
+    from acp_plus.core.subagents import Subagents
     from acp_plus.core.tools.goal_family import GoalBook
     from acp_plus.core.tools.job_table import JobTable
 
     jobs = JobTable() if config.builtin_tools else None
     goals = GoalBook() if "goal" in config.builtin_tools else None
-    setup = ToolSetup(home=config.home, jobs=jobs, goals=goals)
+    subagents = Subagents() if "subagent" in config.builtin_tools else None
+    setup = ToolSetup(home=config.home, jobs=jobs, goals=goals, subagents=subagents)
     own = offered(select(config.builtin_tools), setup)
     if own.missing:
         # Never silently: the model is shown none of these families' tools.
@@ -191,15 +196,17 @@ async def build_runtime(config: Config) -> Runtime:
     )
     # Read once, from the launch directory, as native 0.1.0-rc.8 reads its hooks files.
     hooks = Hooks.load(Path.cwd(), (config.home,)) if config.hooks else None
+    store = SessionStore(config.home)
     return Runtime(
         router,
         tools,
-        SessionStore(config.home),
+        store,
         attachments,
         context,
         hooks=hooks,
         jobs=jobs,
         goals=goals,
+        subagents=subagents,
     )
 
 

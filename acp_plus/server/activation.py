@@ -7,7 +7,6 @@ servers started); a failure on the way closes whatever was started. `session/loa
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
@@ -19,6 +18,7 @@ from acp_plus.live.runtime import Runtime
 from acp_plus.live.sessions import LiveSession
 from acp_plus.protocol import model_control
 from acp_plus.protocol.params import no_additional_directories
+from acp_plus.server.children import host_children, notify
 from acp_plus.wire.errors import invalid_params
 
 if TYPE_CHECKING:
@@ -157,27 +157,14 @@ async def start_agent(
     if jobs is not None:
         jobs.listen(session.id, lambda _owner, text: _job_notice(session, agent, text))
         session.on_close.append(lambda: jobs.close(session.id))
+    host_children(session, runtime, agent)  # the `subagent` tools' children, when offered
 
 
 def _job_notice(session: LiveSession, agent: Agent, text: str) -> None:
-    """A job of the session settled unobserved: native injects its notice into a busy
-    session's next step, and wakes an idle one with a turn of its own (the client sees
-    that turn's updates without having prompted)."""
+    """A job of the session settled unobserved: its notice, as any model context."""
     from acp_plus.core.events import text_block
 
-    if agent.steer([text_block(text)], "job-notice"):
-        return
-    route = session.turn_route()
-    if session.closing or route is None or session.run is not None:
-        return
-
-    async def wake() -> None:
-        await agent.run_turn([text_block(text)], route, "job-notice")
-        await session.queue.drain()
-
-    task = asyncio.ensure_future(wake())
-    session.commands.add(task)  # cancelled with the session's commands on cancel and close
-    task.add_done_callback(session.commands.discard)
+    notify(session, agent, [text_block(text)], "job-notice")
 
 
 def _with_roots(context: ModelContext, roots: Sequence[str]) -> ModelContext:

@@ -86,6 +86,10 @@ class ModelRequest:
     aborted_at: float | None = None
     problem: str | None = None
     """e.g. `script exhausted`, `no entry matched`, `malformed request`."""
+    agent: int = 0
+    """Whose request: 0 for the client's own sessions (or a request naming none), n for
+    the n-th child agent (a parity-stream `sessionId` the client never used: a subagent),
+    numbered in the order of their first model request."""
 
 
 @dataclass

@@ -106,6 +106,9 @@ class Recording:
         """Held answers not sent yet: each says whether its trigger has fired."""
         self.marks: dict[int, int] = {}
         """Step index -> the frame seq from which the next step counts "more" updates."""
+        self.on_session: Callable[[str], None] | None = None
+        """Told every session id the client uses: a `sessionId` in the params it sends or
+        in a result it gets (the fake LLM tells child agents apart by them)."""
         self._tick = asyncio.Event()
 
     def now(self) -> float:
@@ -147,6 +150,8 @@ class Recording:
                 "process": process,
             }
         )
+        if isinstance(parsed.message, dict) and "id" in parsed.message:
+            self._client_session(parsed.message.get("result"))
         if parsed.error is not None:
             what = "oversize frame" if line.oversize else "non-JSON line"
             self.problem(what, f"frame {frame.seq}: {what} on stdout: {parsed.error}")
@@ -168,6 +173,8 @@ class Recording:
     def record_out(self, raw: str, message: Any, error: str | None, process: int) -> Frame:
         """Record a line about to be written to `process`."""
         direction: Direction = "out"
+        if isinstance(message, dict):
+            self._client_session(message.get("params"))
         return self._append(
             {
                 "direction": direction,
@@ -177,6 +184,11 @@ class Recording:
                 "process": process,
             }
         )
+
+    def _client_session(self, holder: Any) -> None:
+        session = holder.get("sessionId") if isinstance(holder, dict) else None
+        if isinstance(session, str) and self.on_session is not None:
+            self.on_session(session)
 
     def problem(self, kind: str, text: str) -> None:
         """A run-level problem; a flood of one kind is capped and then summarised."""

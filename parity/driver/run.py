@@ -136,6 +136,7 @@ async def run_scenario(
         if llm_run is not None:
             llm_run.bind_paths(transcript.paths)
             llm_run.mark_start(run.recording.t0)
+            run.recording.on_session = llm_run.client_session
             llm_run.on_request(
                 lambda req: _call_soon(run.loop, run.recording.note_model_request, req),
             )

@@ -60,6 +60,11 @@ class LlmRun(Protocol):
         entries for that prompt (`prompt: NAME`) answer only while it is in flight."""
         ...
 
+    def client_session(self, session_id: str) -> None:
+        """The client used this session id: model requests naming another one come from
+        a child agent (`agent: N` entries answer them)."""
+        ...
+
 
 @dataclass
 class RunPaths:

@@ -74,6 +74,10 @@ class Run:
         self.sides = SideRequests()
         """Which of the run's tool-less requests are side requests (titles, ...)."""
         self.closed = False
+        self.client_sessions: frozenset[str] = frozenset()
+        """The session ids the client used (set by the driver's thread, replaced whole)."""
+        self.children: dict[str, int] = {}
+        """A child agent's session id -> its number, in the order of its first request."""
         self._t0 = time.monotonic()
         self._callbacks: list[Callable[[ModelRequest], None]] = []
         self._abort_callbacks: list[Callable[[ModelRequest], None]] = []
@@ -104,6 +108,27 @@ class Run:
         server's thread only reads (`Script.in_flight`)."""
         flight = self.script.in_flight
         self.script.in_flight = flight | {name} if flying else flight - {name}
+
+    def client_session(self, session_id: str) -> None:
+        """The client named this session (a `session/new` answer, a request's params):
+        its model requests are the main agent's. Called on the driver's thread; swaps
+        one immutable set, which the server's thread only reads."""
+        if session_id not in self.client_sessions:
+            self.client_sessions = self.client_sessions | {session_id}
+            self.script.client_sessions = (*self.script.client_sessions, session_id)
+
+    def agent_of(self, body: Any) -> int:
+        """Whose model request this is (`ModelRequest.agent`): a parity-stream body whose
+        `sessionId` the client never used comes from a child agent (a subagent the agent
+        started), numbered in the order of its first request; anything else, and every
+        request of a run whose client named no session (`parity fake-llm`), is the main
+        agent's (0). On the server's thread."""
+        session = body.get("sessionId") if isinstance(body, Mapping) else None
+        if not isinstance(session, str) or not self.client_sessions:
+            return 0
+        if session in self.client_sessions:
+            return 0
+        return self.children.setdefault(session, len(self.children) + 1)
 
     def mark_start(self, t0: float) -> None:
         """Set the `time.monotonic()` reference that `ModelRequest.t` is relative to."""

@@ -17,7 +17,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from parity.core.job_ids import expand_goals, expand_jobs, goal_ids, job_ids
+from parity.core.job_ids import (
+    agent_ids,
+    expand_agents,
+    expand_goals,
+    expand_jobs,
+    goal_ids,
+    job_ids,
+)
 from parity.fakellm.identity import map_strings
 from parity.fakellm.recorded import Projection, decode, stale_diff
 
@@ -223,6 +230,29 @@ def no_entry_for_prompts(owners: list[str], flying: frozenset[str]) -> str:
     )
 
 
+def entry_agent(params: Mapping[str, Any]) -> int:
+    """The agent an entry answers: its `agent` (the n-th child agent), else 0 (the
+    client's own sessions)."""
+    agent = params.get("agent")
+    return agent if isinstance(agent, int) and not isinstance(agent, bool) else 0
+
+
+def no_entry_for_child(agent: int, for_prompts: bool, flying: frozenset[str]) -> str:
+    """The problem of a child agent's request that no entry of its own answers: the
+    agent's child asks the model, and the script wrote nothing for it (a clear failure
+    of its model call, never a hang)."""
+    now = ", ".join(sorted(flying)) or "none"
+    why = (
+        f"its entries are for prompts not in flight (in flight: {now})"
+        if for_prompts
+        else f"no `agent: {agent}` entry is left"
+    )
+    return (
+        f"no entry matched: a request of child agent {agent} (a session the client never "
+        f"used, numbered by its first model request), and {why}"
+    )
+
+
 @dataclass
 class Script:
     """The consumable script of one run plus its side entries.
@@ -246,6 +276,9 @@ class Script:
     in_flight: frozenset[str] = frozenset()
     """Names of the prompt steps sent and not yet answered (set by the driver's thread,
     `Run.prompt_in_flight`; replaced whole, never mutated)."""
+    client_sessions: tuple[str, ...] = ()
+    """The session ids the client used, in order (`Run.client_session`): other ids are
+    children's, and `<session:n>` names the n-th."""
     _responses: dict[int, Response] = field(default_factory=dict, repr=False)
     _used: set[int] = field(default_factory=set, repr=False)
     _recorded: list[Projection | None] = field(default_factory=list, repr=False)
@@ -283,23 +316,31 @@ class Script:
 
     def _job_response(self, index: int, view: RequestView) -> Response:
         """The entry's response, with `<job:n>` (`<goal:n>`) made the n-th background job
-        (goal) id the request's texts name (ids are random per run: the script can only
-        point at them)."""
+        (goal) id the request's texts name, and `<agent:n>` the n-th child agent id (ids
+        are random per run: the script can only point at them)."""
         written = json.dumps(self.entries[index])
-        if "<job:" not in written and "<goal:" not in written:
+        if not any(t in written for t in ("<job:", "<goal:", "<agent:", "<session:")):
             return self._response(index)
         jobs, goals = job_ids(view.texts), goal_ids(view.texts)
+        agents = agent_ids(view.texts, self.client_sessions)
         params = map_strings(
-            self.entries[index], lambda text: expand_goals(expand_jobs(text, jobs), goals)
+            self.entries[index],
+            lambda text: expand_agents(
+                expand_goals(expand_jobs(text, jobs), goals), agents, self.client_sessions
+            ),
         )
         return build_response(self.expand(params) if self.expand is not None else params)
 
-    def answer(self, view: RequestView, projection: Projection | None = None) -> Answer:
-        """Answer one model request: a matching side entry, else the next entry.
+    def answer(
+        self, view: RequestView, projection: Projection | None = None, agent: int = 0
+    ) -> Answer:
+        """Answer one model request of `agent` (0: the client's sessions; n: the n-th
+        child agent): a matching side entry, else the agent's next entry.
 
         Side entries are tried first and in file order; they never use anything up.
-        With no consumable entry left the answer carries a problem; with entries left
-        but none recorded for this request (`projection`), the problem is a stale
+        Consumable entries answer only their own agent (`agent: n`, none for the main
+        agent). With no consumable entry left the answer carries a problem; with entries
+        left but none recorded for this request (`projection`), the problem is a stale
         recording and `detail` shows the difference from the next one.
         """
         for index, params in enumerate(self.entries):
@@ -309,10 +350,12 @@ class Script:
         left = [
             index
             for index, params in enumerate(self.entries)
-            if "match" not in params and index not in self._used
+            if "match" not in params and index not in self._used and entry_agent(params) == agent
         ]
         flying = self.in_flight
         unused = [i for i in left if self.entries[i].get("prompt") in (None, *flying)]
+        if not unused and agent:
+            return Answer(None, problem=no_entry_for_child(agent, bool(left), flying))
         if not unused:
             consumable = any("match" not in params for params in self.entries)
             if not consumable and self.entries:

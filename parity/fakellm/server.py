@@ -246,9 +246,8 @@ class FakeLLM:
             return why
         if run.upstream is not None:
             return await self._record(request, run, rec)
-        scrub = run.identity.scrub
         seen = (
-            projection(canonical_request(rec.path, rec.body), scrub)
+            projection(canonical_request(rec.path, rec.body), run.identity.scrub)
             if run.script.checks_requests
             else None
         )
@@ -257,7 +256,8 @@ class FakeLLM:
             side = await run.sides.classify(request_view.has_tools)
         else:
             side = run.sides.seen(request_view.has_tools)
-        answer = run.script.answer(dataclasses.replace(request_view, side=side), seen)
+        rec.agent = run.agent_of(rec.body) if rec.dialect == PARITY_STREAM.name else 0
+        answer = run.script.answer(dataclasses.replace(request_view, side=side), seen, rec.agent)
         rec.side = answer.side
         rec.entry = None if answer.side else answer.entry
         if answer.problem == "stale recording":

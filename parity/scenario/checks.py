@@ -242,6 +242,35 @@ def _check_llm(data: dict[str, Any], sink: Sink) -> None:
         for j, call in mappings(entry.get("tool_calls")):
             _check_tool_call(call, (*here, "tool_calls", j), declared, call_ids, sink)
         _check_entry_prompt(entry, here, prompts, sink)
+    _check_entry_agents(data, sink)
+
+
+def _check_entry_agents(data: dict[str, Any], sink: Sink) -> None:
+    """`agent` (a child agent's entries) belongs to consumable entries, and children are
+    numbered by their first request: an `agent: 3` with no entry for child 2 can only
+    answer a third child whose second sibling never asks the model."""
+    given: dict[int, KeyPath] = {}
+    for i, entry in mappings(data.get("llm")):
+        agent = entry.get("agent")
+        if not isinstance(agent, int) or isinstance(agent, bool) or agent < 1:
+            continue  # the schema's finding
+        if "match" in entry:
+            sink.add(
+                ("llm", i, "agent"),
+                "a side entry (`match`) answers every agent's matching requests",
+                "drop `agent`, or `match` to make it the child agent's own entry",
+            )
+            continue
+        given.setdefault(agent, ("llm", i, "agent"))
+    for agent, at in sorted(given.items()):
+        missing = [n for n in range(1, agent) if n not in given]
+        if missing:
+            sink.add(
+                at,
+                f"no entry is for child agent {missing[0]}, yet this one is for child {agent}",
+                "children are numbered from 1 in the order of their first model request",
+                "warning",
+            )
 
 
 def _check_families(data: dict[str, Any], sink: Sink) -> None:

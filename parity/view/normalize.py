@@ -133,6 +133,14 @@ def view(
     return out
 
 
+def model_order(requests: Sequence[ModelRequest]) -> list[ModelRequest]:
+    """The model view's order: the main agent's requests as they arrived, then each child
+    agent's, child by child. A child works beside its parent, so their requests interleave
+    differently from run to run; each one's own requests come in a fixed order, and so
+    do the tokens of the child sessions they name."""
+    return sorted(requests, key=lambda r: r.agent)
+
+
 def _discover(transcript: Transcript, tokens: Tokens) -> None:
     """Number ids in wire order: frames first, then model bodies."""
     for frame in transcript.frames:
@@ -148,13 +156,13 @@ def _discover(transcript: Transcript, tokens: Tokens) -> None:
             else:
                 kind = AGENT_REQUEST_KINDS.get(str(msg["method"]), "agent-request")
                 tokens.register(kind, ("in", msg["id"]))
-    for request in transcript.model_requests:
+    for request in model_order(transcript.model_requests):
         tokens.discover(request.body)
     # Second pass: UUIDs nobody put under an id key (installation ids, trace ids, temp
     # file names) are random too; ids of a known kind keep that kind's token.
     for frame in transcript.frames:
         tokens.discover_uuids(frame.message)
-    for request in transcript.model_requests:
+    for request in model_order(transcript.model_requests):
         tokens.discover_uuids(request.body)
 
 
@@ -193,7 +201,7 @@ class _Builder:
         out["after"] = after
         if self.t.files:
             out["files"] = {name: self.tokens.scrub(text) for name, text in self.t.files.items()}
-        out["model"] = [self._model(r) for r in self.t.model_requests]
+        out["model"] = [self._model(r) for r in model_order(self.t.model_requests)]
         out["process"] = self._process()
         return out
 
@@ -266,6 +274,8 @@ class _Builder:
             item["side"] = True
         if r.problem:
             item["problem"] = self.tokens.scrub_text(r.problem)
+        if r.agent:
+            item["agent"] = r.agent
         return item
 
     def _process(self) -> dict[str, Any]:

@@ -78,3 +78,20 @@ async def test_entries_of_a_prompt_are_taken_only_by_its_turn(fake: FakeLLM) -> 
         got[run_id] = ([r.entry for r in t.model_requests], chunks(t)[1])
         assert llm_run.script.in_flight == frozenset()
     assert got == {"bound": ([1], "two"), "unbound": ([0], "one")}
+
+
+async def test_a_session_the_client_never_used_is_answered_as_a_child_agent(
+    fake: FakeLLM,
+) -> None:
+    # The driver tells the fake every session the client uses; the child's request,
+    # though it comes later in the script, takes the `agent: 1` entry, and the parent's
+    # the main one.
+    llm_run = open_run(fake, "r-child", [{"agent": 1, "text": "kid"}, {"text": "mom"}])
+    t = await run(
+        [*BASIC, st("prompt", session="s1", text="delegate")],
+        llm_run=llm_run,
+        env={"PARITY_LLM_BASE": llm_run.base_url},
+        tools=[echo_tool()],
+    )
+    assert chunks(t)[:2] == ["mom", "kid"]
+    assert [(r.agent, r.entry) for r in t.model_requests] == [(0, 1), (1, 0)]

@@ -196,3 +196,19 @@ async def test_unknown_endpoint_is_recorded_as_other(open_run: OpenRun) -> None:
     assert (rec.dialect, rec.path, rec.status, rec.problem) == (
         "other", "/v1/embeddings", 404, "unknown endpoint",
     )  # fmt: skip
+
+
+async def test_a_session_the_client_never_used_is_a_child_agent(open_run: OpenRun) -> None:
+    run = open_run([{"text": "parent"}, {"text": "child", "agent": 1}])
+    before = {**REQUEST, "sessionId": "s-child"}
+    # No session named by a client yet (`parity fake-llm`): every request is the main one.
+    assert run.agent_of(before) == 0
+    run.client_session("s-parent")
+    _, child = await stream(run.base_url, {**REQUEST, "sessionId": "s-child"})
+    _, parent = await stream(run.base_url, {**REQUEST, "sessionId": "s-parent"})
+    assert child[1]["text"] == "c" and parent[1]["text"] == "p"
+    status, again = await stream(run.base_url, {**REQUEST, "sessionId": "s-other"})
+    assert status == 409 and again[0]["error"].startswith(
+        "no entry matched: a request of child agent 2"
+    )
+    assert [(r.agent, r.entry) for r in run.requests] == [(1, 1), (0, 0), (2, None)]

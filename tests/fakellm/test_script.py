@@ -253,3 +253,63 @@ def test_a_goal_token_in_an_answer_names_the_runs_nth_goal() -> None:
     sent = "".join(str(c.get("argumentsDelta", "")) for c in answer.response.chunks)
     assert f'"goal_id":"{second}"' in sent
     assert '"other":"<goal:3>"' in sent and '"job":"<job:1>"' in sent
+
+
+def test_a_child_agents_entries_answer_only_that_child() -> None:
+    # Parent and child interleave differently from run to run: each takes its own
+    # entries in its own order, whoever asks first.
+    script = Script(
+        [
+            {"text": "parent 1"},
+            {"text": "child 1 first", "agent": 1},
+            {"text": "parent 2"},
+            {"text": "child 1 second", "agent": 1},
+            {"text": "child 2", "agent": 2},
+        ]
+    )
+    turn = RequestView(has_tools=True)
+    assert script.answer(turn, agent=1).entry == 1
+    assert script.answer(turn, agent=2).entry == 4
+    assert script.answer(turn).entry == 0
+    assert script.answer(turn).entry == 2
+    assert script.answer(turn, agent=1).entry == 3
+    assert script.answer(turn).problem == "script exhausted"
+
+
+def test_a_child_with_no_entry_left_is_a_clear_problem() -> None:
+    script = Script([{"text": "parent"}, {"text": "for p1's child", "agent": 1, "prompt": "p1"}])
+    turn = RequestView(has_tools=True)
+    nothing = script.answer(turn, agent=2)
+    assert nothing.response is None and nothing.problem is not None
+    assert nothing.problem.startswith("no entry matched: a request of child agent 2")
+    assert nothing.problem.endswith("no `agent: 2` entry is left")
+    waiting = script.answer(turn, agent=1)  # p1 is not in flight
+    assert waiting.problem is not None and "prompts not in flight" in waiting.problem
+    # The main agent never takes a child's entry, nor a child the main agent's.
+    assert script.answer(turn).entry == 0
+    assert script.answer(turn).problem == "script exhausted"
+
+
+def test_side_entries_answer_child_agents_too() -> None:
+    script = Script([{"match": {"contains": "child task"}, "text": "side"}])
+    asked = script.answer(RequestView(has_tools=True, texts=("the child task",)), agent=1)
+    assert asked.side and asked.entry == 0
+
+
+def test_an_agent_token_names_a_child_the_request_names() -> None:
+    parent, child = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a", "7a1e2f3d-4c5b-4a69-8877-665544332211"
+    script = Script([{"text": "to <agent:1>, not <agent:2>"}], client_sessions=(parent,))
+    view = RequestView(has_tools=True, texts=(f"session {parent}", f"started subagent {child}"))
+    answer = script.answer(view)
+    assert answer.response is not None
+    (end,) = [c for c in answer.response.chunks if c["type"] == "block-end"]
+    assert end["block"]["text"] == f"to {child}, not <agent:2>"
+
+
+def test_a_session_token_names_the_nth_session_the_client_used() -> None:
+    parent = "0f6c1d9e-2b8a-4c51-9a77-3f0e5d1c2b4a"
+    script = Script([{"text": "to <session:1>, not <session:2>"}], client_sessions=(parent,))
+    answer = script.answer(RequestView(has_tools=True))
+    assert answer.response is not None
+    (end,) = [c for c in answer.response.chunks if c["type"] == "block-end"]
+    assert end["block"]["text"] == f"to {parent}, not <session:2>"

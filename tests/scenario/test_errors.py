@@ -318,6 +318,23 @@ CASES: list[tuple[str, str, list[tuple[int, int, str, str]]]] = [
         "description: x\nfiles:\n  yes: a\nsteps: [{initialize: {}}]\n",
         [(3, 3, "files", "key 'yes' is not a string")],
     ),
+    (
+        "child agent entry as a side entry",
+        "description: x\nllm:\n  - text: hi\n    match: {tools: any}\n    agent: 1\n"
+        "steps: [{initialize: {}}]\n",
+        [(5, 12, "llm[0].agent", "a side entry (`match`) answers every agent's matching requests")],
+    ),
+    (
+        "child agent zero",
+        "description: x\nllm:\n  - {text: hi, agent: 0}\nsteps: [{initialize: {}}]\n",
+        [(3, 23, "llm[0].agent", "must be >= 1, got 0")],
+    ),
+    (
+        "child agent skipped",
+        "description: x\nllm:\n  - {text: hi}\n  - {text: yo, agent: 2}\n"
+        "steps: [{initialize: {}}]\n",
+        [(4, 23, "llm[1].agent", "no entry is for child agent 1, yet this one is for child 2")],
+    ),
     ("empty file", "", [(1, 1, "", "empty file")]),
     ("not a mapping", "- a\n", [(1, 1, "", "expected a mapping, got a list")]),
 ]

@@ -436,3 +436,29 @@ def test_semantic_links_an_agents_own_tool_call_ids_to_the_scripted_ones() -> No
     assert linked["model"] == own["model"]  # only the ACP side is linked
     echoed = {"steps": [{"updates": [{"sessionUpdate": "tool_call", "toolCallId": "call-1"}]}]}
     assert link_tool_calls(echoed, ["call-1"]) == echoed
+
+
+def test_child_agents_requests_follow_the_main_ones_in_a_fixed_order() -> None:
+    # The parent's and its children's requests interleave as the run goes: whichever
+    # order they came in, the view lists the main agent's, then child 1's, then child
+    # 2's, and the child sessions' tokens follow that order.
+    c1, c2 = "11111111-2222-4333-8444-555555555555", "99999999-8888-4777-8666-555555555555"
+
+    def run(order: list[tuple[str, int]]) -> Any:
+        w = text_turn()
+        w.t.model_requests.clear()
+        for session, agent in order:
+            w.model({"sessionId": session, "messages": [f"from {session}"]}, agent=agent)
+        return view(w.t, "exact", [])
+
+    one = run([(S1, 0), (c2, 2), (c1, 1), (S1, 0), (c1, 1)])
+    two = run([(c1, 1), (S1, 0), (c1, 1), (c2, 2), (S1, 0)])
+    assert one["model"] == two["model"]
+    assert [(m["body"]["sessionId"], m.get("agent")) for m in one["model"]] == [
+        ("<session:1>", None),
+        ("<session:1>", None),
+        ("<session:2>", 1),
+        ("<session:2>", 1),
+        ("<session:3>", 2),
+    ]
+    assert one["model"][2]["body"]["messages"] == ["from <session:2>"]

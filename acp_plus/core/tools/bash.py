@@ -160,6 +160,17 @@ class BashTool:
             return None  # `run` says why, as native does, and nobody is asked
         return None if wanted is None else escalation_reason(wanted, str(args["justification"]))
 
+    def refusal(self, args: dict[str, Any], outcome: str) -> str | None:
+        """Native's result of an escalation the answer rejected (a delegated child's
+        `never` policy gives it: tools/subagent-approvals); None words any other."""
+        mode = args.get("sandbox_permissions")
+        if mode is None or outcome != "rejected":
+            return None
+        return (
+            f'Error: the user rejected escalating this command to "{mode}"; it stays denied, '
+            "so stop and explain instead of working around it"
+        )
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the command: native's checks, then a job, waited on unless backgrounded."""
         problem = arguments_error(PARAMETERS, args) or validate(args)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from acp_plus.core.subagents import Subagents
     from acp_plus.core.tools.base import Tool
     from acp_plus.core.tools.goal_family import GoalBook
     from acp_plus.core.tools.job_table import JobTable
@@ -37,6 +38,8 @@ class ToolSetup:
     """The background jobs `bash` starts and the job tools read (one table a process)."""
     goals: GoalBook | None = None
     """The live sessions' goals the goal tools read and change (one book a process)."""
+    subagents: Subagents | None = None
+    """The child agents the `subagent` tools start (one service a process)."""
     families: frozenset[str] = frozenset()
     """The families offered with this one (`offered` sets it): `bash` runs in the
     background only beside `jobs`, as native's job controller comes with the job tools."""
@@ -161,6 +164,19 @@ def _workflow_guidance(offered: Collection[str]) -> Sequence[str]:
     return GUIDANCE
 
 
+def _subagent(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.subagents import Subagents
+    from acp_plus.core.tools.subagent_family import subagent_tools
+
+    return subagent_tools(setup.subagents or Subagents())
+
+
+def _subagent_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.subagent_family import subagent_guidance
+
+    return subagent_guidance(offered)
+
+
 FAMILIES: tuple[Family, ...] = (
     Family("bash", _bash, _bash_guidance),
     Family("fs", _fs, _fs_guidance),
@@ -174,7 +190,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("goal", _goal, _goal_guidance),
     Family("workflow", _workflow, _workflow_guidance),
     Family("ralph"),
-    Family("subagent"),
+    Family("subagent", _subagent, _subagent_guidance),
     Family("hooks"),
 )
 """Every family native has, in its guidance order; those with a factory are acp-plus's."""

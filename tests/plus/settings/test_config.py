@@ -27,7 +27,7 @@ def test_defaults_give_the_deepseek_route() -> None:
     assert (config.enable_session_load, config.enable_additional_directories) == (True, True)
     assert (config.sandbox, config.builtin_tools) == (
         "workspace-write",
-        ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow"),
+        ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow", "subagent"),
     )
 
 
@@ -146,7 +146,7 @@ def test_hooks_are_an_opt_in() -> None:
 @pytest.mark.parametrize(
     ("value", "families"),
     [
-        (True, ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow")),
+        (True, ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow", "subagent")),
         (False, ()),
         (["fs", "web", "fs"], ("fs", "web")),
         ([], ()),
