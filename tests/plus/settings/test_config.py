@@ -146,7 +146,10 @@ def test_hooks_are_an_opt_in() -> None:
 @pytest.mark.parametrize(
     ("value", "families"),
     [
-        (True, ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow", "subagent")),
+        (
+            True,
+            ("bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow", "subagent"),
+        ),
         (False, ()),
         (["fs", "web", "fs"], ("fs", "web")),
         ([], ()),

@@ -35,7 +35,15 @@ def test_the_implemented_families_offer_their_tools_and_the_rest_is_missing() ->
     assert [t.name for t in offer.tools] == ["bash", "read", "write", "edit", "read_image"]
     assert offer.missing == ("web",)
     assert IMPLEMENTED == (
-        "bash", "fs", "fs-search", "jobs", "todo", "skill", "goal", "workflow", "subagent"
+        "bash",
+        "fs",
+        "fs-search",
+        "jobs",
+        "todo",
+        "skill",
+        "goal",
+        "workflow",
+        "subagent",
     )
     assert set(IMPLEMENTED) < set(FAMILY_NAMES) == {f.name for f in FAMILIES}
 
