@@ -65,5 +65,5 @@ def test_native_without_families_shows_only_the_fixture_tools(tmp_path: Path) ->
 
 def test_acp_plus_offers_its_families_and_nothing_for_the_rest(tmp_path: Path) -> None:
     body = _model_view("plus", "[web, fs]", tmp_path)
-    assert [t["name"] for t in body["tools"]] == ["cat", "edit", "read", "write"]
+    assert [t["name"] for t in body["tools"]] == ["cat", "edit", "read", "read_image", "write"]
     assert GUIDE["web"] not in body["system"]
