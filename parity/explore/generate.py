@@ -60,6 +60,8 @@ class Draft:
     """Tool-call arguments that read as an object only (`model_side.arguments_text`)."""
     builtin: bool = False
     """Plain turns may call the agents' own tools too (`builtin_side`)."""
+    lacking: frozenset[str] = frozenset()
+    """Built-in tools a target of the pair lacks (`TargetSpec.lacks_tools`): never called."""
     prompts: int = 0
     calls: int = 0
 
@@ -116,7 +118,9 @@ def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
             if draft.builtin and draw(st.booleans()):
                 calls = entry["tool_calls"]
                 ids = [str(c["id"]) for c in calls]
-                entry["tool_calls"] = [draw(builtin_side.builtin_call(i)) for i in ids]
+                entry["tool_calls"] = [
+                    draw(builtin_side.builtin_call(i, draft.lacking)) for i in ids
+                ]
             draft.calls += len(entry["tool_calls"])
             _entry(draft, entry)
         _entry(draft, draw(model_side.closing_entry()))
@@ -196,15 +200,18 @@ def scenarios(
     approvals: bool = True,
     ignored: frozenset[str] = frozenset(),
     builtin: bool = False,
+    lacking: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """One scenario for `targets` (reference first), in the file's shape. `approvals`
     false (the targets get the fixture tools by different transports): no tool asks
     first, no turn waits on a permission request, and every tool call's arguments read
     as an object. No `ignored` method is sent (a cancel takes another route). `builtin`:
     a call round may call the agents' own tools instead, in a workspace of a few files
-    (`builtin_side`); the scenario's families follow from those calls."""
+    (`builtin_side`), none of the `lacking` ones (a declared gap of a target of the
+    pair); the scenario's families follow from those calls."""
     sessions = ("s1", "s2") if draw(st.integers(0, 3)) == 0 else ("s1",)
     draft = Draft(sessions, ignored, objects_only=not approvals, builtin=builtin)
+    draft.lacking = lacking
     draft.steps = [{"initialize": {}}] + [{"new_session": {"as": s}} for s in sessions]
     actions = ACTIONS if approvals else tuple(a for a in ACTIONS if a not in ASKING_TURNS)
     concurrent: tuple[str, ...] = CONCURRENT if approvals else CONCURRENT[1:]
