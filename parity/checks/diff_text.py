@@ -27,25 +27,38 @@ _MODEL_REQUEST = re.compile(r"model\[(\d+)\]")
 """The head of a path in a model request: `model[3].body.messages[2].content`."""
 
 
-def facts(differences: Sequence[Difference]) -> list[tuple[Difference, list[int]]]:
+def fact_groups(differences: Sequence[Difference]) -> list[list[Difference]]:
     """The differences as facts, in order: each model request carries the conversation
     so far, so one message that differs in the history differs again in every later
-    request, at the same place with the same values. Such repeats join their first
-    occurrence, as the indexes of the later model requests they recur in."""
-    out: list[tuple[Difference, list[int]]] = []
+    request, at the same place with the same values. Each group is a fact: its first
+    occurrence, then its repeats in later model requests (the text report and the HTML
+    report show a group once)."""
+    out: list[list[Difference]] = []
     first: dict[tuple[str, ...], int] = {}
     for d in differences:
         head = _MODEL_REQUEST.match(d.path)
         if head is None:
-            out.append((d, []))
+            out.append([d])
             continue
         key = (d.category, d.path[head.end() :], d.detail, _exact(d.ref), _exact(d.other))
         if key in first:
-            out[first[key]][1].append(int(head.group(1)))
+            out[first[key]].append(d)
         else:
             first[key] = len(out)
-            out.append((d, []))
+            out.append([d])
     return out
+
+
+def request_index(d: Difference) -> int:
+    """The model request a difference is in (`model[3]...` -> 3); -1 outside them."""
+    head = _MODEL_REQUEST.match(d.path)
+    return int(head.group(1)) if head else -1
+
+
+def facts(differences: Sequence[Difference]) -> list[tuple[Difference, list[int]]]:
+    """Each fact (`fact_groups`) as its first occurrence and the indexes of the later
+    model requests it recurs in."""
+    return [(group[0], [request_index(d) for d in group[1:]]) for group in fact_groups(differences)]
 
 
 def again_in(requests: Sequence[int], shown: int = 6) -> str:

@@ -76,8 +76,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--builtin-tools",
         action="store_true",
-        help="call rounds may call the agents' own tools too (bash, read, write, edit), "
-        "in a workspace of a few files; each scenario runs with the families it calls",
+        help="call rounds may call the agents' own tools too (every family's; none a "
+        "target of the pair declares it lacks), in a workspace of a few files; each "
+        "scenario runs with the families it calls",
     )
 
 
@@ -180,6 +181,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
         explorer = Explorer(config, options, runner, config.known_rules(def_names()), line)
         for method, why in sorted(explorer.ignored.items()):
             print(f"parity explore: never sends {method} ({why})", file=sys.stderr)
+        if options.builtin_tools:
+            for name, why in sorted(explorer.lacking.items()):
+                print(f"parity explore: never calls {name} ({why})", file=sys.stderr)
         findings = explorer.explore()
     progress = explorer.progress
     if line.tty:
@@ -195,6 +199,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
         f"run, in {progress.elapsed:.0f} s ({ended}; agents {progress.agent_seconds:.0f} s, "
         f"engine {engine:.0f} s); {len(findings)} finding(s)"
     )
+    if options.builtin_tools:
+        for target in targets:
+            gaps = ", ".join(sorted(config.targets[target].lacks_tools))
+            if gaps:
+                print(f"  declared gaps, never called: {target} lacks {gaps} (lacks_tools)")
     for finding, path in zip(findings, paths, strict=True):
         again = {True: "reproduced", False: "not reproduced (flaky?)", None: "not rechecked"}
         print(f"  [{finding.signature.category}] {finding.signature.shape}")

@@ -51,9 +51,9 @@ def _in_flight(run: Run, name: str | None, sid: Any, flying: bool) -> None:
     if name is None:
         return
     if flying:
-        run.flying[sid] = name
-    elif run.flying.get(sid) == name:
-        del run.flying[sid]
+        run.flying.start(sid, name)
+    else:
+        run.flying.end(sid, name)
     if run.llm_run is not None:
         run.llm_run.prompt_in_flight(name, flying)
 

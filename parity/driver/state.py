@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +32,33 @@ from parity.targets.tolerances import effective_timeouts
 DEFAULT_TIMEOUTS: dict[str, float] = {"startup": 15.0, "response": 15.0, "run": 120.0}
 """Seconds; a scenario's and its target's `timeouts` override these per key
 (`parity.targets.tolerances.effective_timeouts`)."""
+
+
+@dataclass
+class InFlight:
+    """The named prompts in flight in each session, oldest first. The oldest owns the
+    session's turn: the permission answers by prompt (`client.permission.by_prompt`)
+    go by it. A second prompt sent to a busy session (refused as "already in flight",
+    or queued) does not take the turn over: its early end must not leave the first
+    prompt's requests without their prompt, and a request the first one's turn makes
+    just as the second is sent is still the first one's."""
+
+    prompts: dict[Any, list[str]] = field(default_factory=dict)
+
+    def start(self, sid: Any, name: str) -> None:
+        self.prompts.setdefault(sid, []).append(name)
+
+    def end(self, sid: Any, name: str) -> None:
+        names = self.prompts.get(sid, [])
+        if name in names:
+            names.remove(name)
+        if not names:
+            self.prompts.pop(sid, None)
+
+    def owner(self, sid: Any) -> str | None:
+        """The prompt whose turn runs in session `sid`, if any."""
+        names = self.prompts.get(sid)
+        return names[0] if names else None
 
 
 class LlmRun(Protocol):
@@ -101,6 +128,8 @@ class Run:
         self.loop = asyncio.get_running_loop()
         env = agent_env(os.environ, paths.home, paths.tmp, launch.env)
         self.terminals = Terminals(env, paths.workdir)
+        self.flying = InFlight()
+        """sessionId -> the named prompts in flight in it (`client.permission.by_prompt`)."""
         self.answers = ClientAnswers(
             self.client,
             paths.workdir,
@@ -108,7 +137,7 @@ class Run:
             self.recording.tool_titles,
             self.recording.problem,
             lambda after, msg, seq: hold_answer(self.recording, after, msg, seq),
-            lambda sid: self.flying.get(sid),
+            self.flying.owner,
         )
         self.agent = AgentSlot(
             launch,
@@ -125,8 +154,6 @@ class Run:
         """Session name -> the frame seq of its session/new request (for `wait` with a
         `session`: an update may race ahead of the session/new response)."""
         self.prompts: dict[str, Any] = {}
-        self.flying: dict[Any, str] = {}
-        """sessionId -> the named prompt in flight in it (`client.permission.by_prompt`)."""
         self.last_cursor: Any = None
         self.steps_done = 0
         self.current = 0

@@ -1,21 +1,24 @@
 """Hypothesis strategies for calls to the agents' own tools (`builtin: true`), and the
 workspace they work on (`parity explore --builtin-tools`, docs/explore.md).
 
-The tools are those of the `bash` and `fs` families (docs/scenarios.md, `builtin_tools`),
-with the parameters their schemas show the model (native 0.2.1-rc.2's, as its recordings
-show them: `parity show SCENARIO native --model`): each call names its required
-parameters and some of the optional ones, with values that mean something in the run's
-workspace (its files, a missing file, a directory, a path outside it) or sit at a
-boundary (zero, negative, huge, empty text, the wrong type). A generated scenario's
-families follow from its calls, so both targets show the model exactly those tools. Pure.
+The tools are those of every family `builtin_tools` accepts (docs/scenarios.md), with
+the parameters their schemas show the model (`parity.explore.builtin_tools`): each call
+names its required parameters and some of the optional ones, with values that mean
+something in the run's workspace (its files, a missing file, a directory, a path
+outside it, a job it started) or sit at a boundary (zero, negative, huge, empty text,
+the wrong type). A tool a target of the pair lacks (a declared gap) is never called.
+A generated scenario's families follow from its calls, so both targets show the model
+exactly those tools. Pure.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from hypothesis import strategies as st
+
+from parity.explore.builtin_tools import TOOLS
 
 WORKSPACE: Mapping[str, str] = {
     "notes.txt": "hello\n",
@@ -62,31 +65,58 @@ INTS: tuple[Any, ...] = (0, 1, 2, 5, 40, 41, -1, 2**31, 1.5, "3")
 """Numbers at the edges a line window meets (first, last, past the end, negative,
 huge), and two of the wrong type."""
 
-TOOLS: Mapping[str, Mapping[str, tuple[str, bool]]] = {
-    "bash": {
-        "command": ("command", True),
-        "description": ("text", False),
-        "workdir": ("path", False),
-        "timeoutMs": ("int", False),
-    },
-    "read": {"file_path": ("path", True), "offset": ("int", False), "limit": ("int", False)},
-    "write": {"file_path": ("path", True), "content": ("text", True)},
-    "edit": {
-        "file_path": ("path", True),
-        "old_string": ("text", True),
-        "new_string": ("text", True),
-        "replace_all": ("bool", False),
-    },
+VALUES: Mapping[str, tuple[Any, ...]] = {
+    "command": COMMANDS,
+    "path": PATHS,
+    "text": TEXTS,
+    "int": INTS,
+    "bool": (True, False),
+    "sandbox": ("workspace-write", "danger-full-access", "nonsense"),
+    "glob": ("*.txt", "**/*", "sub/*", "*", "[", ""),
+    "regex": ("hello", "^line 4", "nested|two", "(", "café", ""),
+    "job": ("<job:1>", "bash-0000000000000000", ""),
+    "todos": (
+        [],
+        [{"content": "read notes", "status": "pending"}],
+        [
+            {"content": "read notes", "status": "completed"},
+            {"content": "edit notes", "status": "in_progress"},
+        ],
+        [{"content": "read notes", "status": "bogus"}],
+        [{"status": "pending"}],
+        "read notes",
+    ),
+    "dir": ("sub", "missing", "..", "/", "notes.txt", ""),
+    "plan": ("# Plan\n\n1. Read notes.txt.", "no heading", ""),
+    "skill": ("no-such-skill", "notes", ""),
+    "queries": (["notes"], [], ["a", "b", "c", "d", "e"], "notes"),
+    "url": ("http://127.0.0.1:9/", "ftp://127.0.0.1/", "not a url", ""),
+    "goal": ("goal-1", ""),
+    "goal_action": ("edit", "pause", "resume", "complete", "blocked", "nonsense"),
+    "script": (
+        "return 1",
+        "return args",
+        "phase('one'); log('hi'); return {ok: true}",
+        "throw new Error('boom')",
+        "return (",
+        "",
+    ),
+    "meta": (
+        {"name": "w", "description": "d"},
+        {"name": "w", "description": "d", "phases": [{"title": "one"}]},
+        {},
+        "meta",
+    ),
+    "args": ({}, {"files": ["notes.txt"]}, [1]),
+    "scope": ("children", "descendants", "nonsense"),
+    "agent": ("agent-1", ""),
 }
-"""Tool -> parameter -> (kind of value, required)."""
-
-_VALUES: Mapping[str, st.SearchStrategy[Any]] = {
-    "command": st.sampled_from(COMMANDS),
-    "path": st.sampled_from(PATHS),
-    "text": st.sampled_from(TEXTS),
-    "int": st.sampled_from(INTS),
-    "bool": st.booleans(),
-}
+"""Kind of value -> what a call may pass: values that mean something in the workspace
+or to the tool (its files, a job the scenario started as `<job:1>`, a goal action),
+values nothing answers to (a missing file, an unknown job, goal, agent or skill), and
+values at a boundary or of the wrong type. A `workflow` script calls no `agent()` and
+a web call reaches nothing beyond this machine: a child's model request would eat the
+turn's script, and the network is no part of a scenario."""
 
 
 @st.composite
@@ -99,13 +129,20 @@ def arguments(draw: st.DrawFn, tool: str) -> dict[str, Any]:
     for name, (kind, required) in params.items():
         if name == dropped or not (required or draw(st.booleans())):
             continue
-        out[name] = draw(_VALUES[kind])
+        out[name] = draw(st.sampled_from(VALUES[kind]))
     return out
 
 
-def builtin_call(call_id: str) -> st.SearchStrategy[dict[str, Any]]:
-    """One scripted call to an agent's own tool, with a fixed id."""
-    return st.sampled_from(sorted(TOOLS)).flatmap(
+def callable_tools(lacking: Collection[str] = ()) -> tuple[str, ...]:
+    """The tools a call may name: every built-in tool but those a target of the pair
+    lacks (its table's `lacks_tools`, a declared gap: docs/explore.md)."""
+    return tuple(sorted(set(TOOLS) - set(lacking)))
+
+
+def builtin_call(call_id: str, lacking: Collection[str] = ()) -> st.SearchStrategy[dict[str, Any]]:
+    """One scripted call to an agent's own tool, with a fixed id; none to a `lacking`
+    tool (at least one tool must be left)."""
+    return st.sampled_from(callable_tools(lacking)).flatmap(
         lambda tool: arguments(tool).map(
             lambda args: {"id": call_id, "name": tool, "builtin": True, "arguments": args}
         )

@@ -1,6 +1,7 @@
 """Hypothesis strategies for the client's side of a scenario: prompt content of each ACP
-content type, permission answers (now, late, never), and the session methods as steps
-(docs/scenarios.md, `client` and `steps`). Pure: plain dicts in the file's shape.
+content type, permission answers (now, late, never; a reply, or an optionId as
+written), and the session methods as steps (docs/scenarios.md, `client` and `steps`).
+Pure: plain dicts in the file's shape.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 from parity.explore.model_side import sentence
-from parity.explore.vocabulary import content_block_types, permission_replies
+from parity.explore.vocabulary import (
+    content_block_types,
+    permission_option_kinds,
+    permission_replies,
+)
 
 # A 1x1 PNG and a few bytes of WAV header: real enough for an agent that decodes them.
 PNG_1PX = (
@@ -56,9 +61,25 @@ def prompt_body() -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-def immediate_answer() -> st.SearchStrategy[str]:
-    """A permission answer sent as soon as the request arrives."""
-    return st.sampled_from(permission_replies())
+OFFERED_OPTION_IDS = ("allow-once", "reject-once")
+"""The optionIds native and acp-plus offer for a fixture tool that asks first (as
+`tools/permission-option-id`'s recordings show them)."""
+MADE_UP_OPTION_ID = "no-such-option"
+
+
+def option_answer() -> st.SearchStrategy[dict[str, str]]:
+    """`{option: ID}`: an optionId selected as written, whether or not the request
+    offered it: one offered, an ACP option kind used as an id (`allow_always` where only
+    once-options are offered), or a made-up id (docs/scenarios.md, `permission`)."""
+    ids = (*OFFERED_OPTION_IDS, *permission_option_kinds(), MADE_UP_OPTION_ID)
+    return st.sampled_from(ids).map(lambda option: {"option": option})
+
+
+def immediate_answer() -> st.SearchStrategy[Any]:
+    """A permission answer sent as soon as the request arrives: one of the scenario
+    schema's replies (most often), or an optionId as written (`option_answer`)."""
+    replies = st.sampled_from(permission_replies())
+    return st.one_of(replies, replies, option_answer())
 
 
 def held_answer(prompt: str) -> st.SearchStrategy[Any]:

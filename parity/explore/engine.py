@@ -48,6 +48,7 @@ from parity.explore.findings import (
     signature,
 )
 from parity.explore.generate import scenarios, to_yaml
+from parity.scenario.families import tools_named
 from parity.scenario.load import build_scenario
 from parity.scenario.model import Rule
 
@@ -169,6 +170,16 @@ class Explorer:
         }
         """ACP methods a target of the pair ignores (`ignores` in its table) -> whose and
         why: never sent, and said at the start."""
+        self.lacking: dict[str, str] = {}
+        for target in options.targets:
+            for name, why in config.targets[target].lacks_tools.items():
+                said = f"{target}: {why}"
+                self.lacking[name] = (
+                    f"{self.lacking[name]}; {said}" if name in self.lacking else said
+                )
+        """Built-in tools and families a target of the pair lacks (`lacks_tools` in its
+        table) -> whose and why: with `--builtin-tools`, never called, and said at the
+        start: a declared gap, not a finding in every example that calls one."""
         self._latest: dict[Signature, Finding] = {}
         self._first: dict[Signature, int] = {}
 
@@ -253,6 +264,7 @@ class Explorer:
             self._approvals,
             frozenset(self.ignored),
             builtin=self.options.builtin_tools,
+            lacking=frozenset(tools_named(self.lacking)),
         )
         test = given(drawn)(self._example)
         if seed is not None:

@@ -2,8 +2,10 @@
 accepts, and their YAML text.
 
 A scenario is a handful of actions on one or two sessions: turns (each a prompt with the
-script entries it consumes, possibly cancelled at one of the trigger kinds), session
-methods, and raw requests or notifications from the ACP schema. The script (`llm`) and
+script entries it consumes, possibly cancelled at one of the trigger kinds), two prompts
+at once (a `parallel` block whose second prompt waits, by its step `after`, until the
+first is asking, in a hanging tool or on a hanging stream), session methods, and raw
+requests or notifications from the ACP schema. The script (`llm`) and
 the permission answers (`client.permission.by_prompt`) are built alongside the steps,
 so every cancel's trigger names what its turn really does (counted from its own prompt),
 every script entry and permission answer applies only to its own prompt, and every held
@@ -31,7 +33,11 @@ from parity.explore.vocabulary import (
 )
 
 TURNS = ("plain", "plain", "ask", "cancel-stream", "cancel-tool", "cancel-permission")
-ACTIONS = (*TURNS, "session", "raw", "notify")
+CONCURRENT = ("while-asking", "while-tool", "while-stream")
+"""Two prompts in a `parallel` block, the second held by its step `after` until the
+first is asking (its permission request pending), running a hanging tool, or waiting
+on a hanging stream; the first is answered, or cancelled, once the second has ended."""
+ACTIONS = (*TURNS, "concurrent", "session", "raw", "notify")
 ASKING_TURNS = ("ask", "cancel-permission")
 TIMEOUTS = {"response": 6, "run": 60}
 """Below the defaults: a generated run that hangs (a cancel whose trigger counted model
@@ -54,6 +60,8 @@ class Draft:
     """Tool-call arguments that read as an object only (`model_side.arguments_text`)."""
     builtin: bool = False
     """Plain turns may call the agents' own tools too (`builtin_side`)."""
+    lacking: frozenset[str] = frozenset()
+    """Built-in tools a target of the pair lacks (`TargetSpec.lacks_tools`): never called."""
     prompts: int = 0
     calls: int = 0
 
@@ -68,18 +76,29 @@ def _entry(draft: Draft, entry: dict[str, Any]) -> None:
     draft.llm.append({**entry, "prompt": f"p{draft.prompts + 1}"})
 
 
-def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None) -> str:
+def _prompt_step(
+    draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None, text_only: bool = False
+) -> dict[str, Any]:
+    """The next prompt step (`p<n>`), not yet placed in the steps."""
     draft.prompts += 1
     name = f"p{draft.prompts}"
     step: dict[str, Any] = {"session": draw(st.sampled_from(draft.sessions)), "as": name}
-    step.update(draw(client_side.prompt_body()))
+    if text_only:
+        step["text"] = draw(model_side.sentence())
+    else:
+        step.update(draw(client_side.prompt_body()))
     if cancel is not None:
         route = draw(st.sampled_from(cancel_routes(draft.ignored)))
         step["cancel"] = (
             {"after": cancel} if route == "session_cancel" else {"after": cancel, "via": route}
         )
-    draft.steps.append({"prompt": step})
-    return name
+    return {"prompt": step}
+
+
+def _prompt(draft: Draft, draw: st.DrawFn, cancel: dict[str, Any] | None = None) -> str:
+    step = _prompt_step(draft, draw, cancel)
+    draft.steps.append(step)
+    return str(step["prompt"]["as"])
 
 
 def _asking_call(draft: Draft, draw: st.DrawFn, tool: str, answer: Any) -> dict[str, Any]:
@@ -99,7 +118,9 @@ def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
             if draft.builtin and draw(st.booleans()):
                 calls = entry["tool_calls"]
                 ids = [str(c["id"]) for c in calls]
-                entry["tool_calls"] = [draw(builtin_side.builtin_call(i)) for i in ids]
+                entry["tool_calls"] = [
+                    draw(builtin_side.builtin_call(i, draft.lacking)) for i in ids
+                ]
             draft.calls += len(entry["tool_calls"])
             _entry(draft, entry)
         _entry(draft, draw(model_side.closing_entry()))
@@ -124,6 +145,39 @@ def _turn(draft: Draft, draw: st.DrawFn, kind: str) -> None:
         _prompt(draft, draw, cancel={"agent_request": "session/request_permission"})
 
 
+def _concurrent(draft: Draft, draw: st.DrawFn, kinds: tuple[str, ...]) -> None:
+    """Two prompts at once (`CONCURRENT`): the first is under way (asking, in a hanging
+    tool, on a hanging stream) when the second is sent, by its step's `after`; the first
+    is answered (held until the second ended) or cancelled once the second has ended.
+    So the order of the script is fixed by the triggers: the first's call, the second's
+    turn, then the first's last answer; the first prompt's text is plain, so the agent
+    surely gets as far as the trigger."""
+    kind = draw(st.sampled_from(kinds))
+    first, second = f"p{draft.prompts + 1}", f"p{draft.prompts + 2}"
+    ended = {"prompt": second}
+    if kind == "while-asking":
+        answer = draw(client_side.immediate_answer())
+        call: dict[str, Any] = {"id": f"call-{draft.call_id()}", "name": model_side.ASKING}
+        draft.llm.append({"tool_calls": [{**call, "arguments": {"text": "hi"}}], "prompt": first})
+        draft.permissions[first] = {"answer": answer, "after": ended}
+        head = _prompt_step(draft, draw, text_only=True)
+        trigger: dict[str, Any] = {"agent_request": "session/request_permission"}
+    elif kind == "while-tool":
+        call = {"id": f"call-{draft.call_id()}", "name": model_side.HANGING, "arguments": {}}
+        draft.llm.append({"tool_calls": [call], "prompt": first})
+        head = _prompt_step(draft, draw, cancel=ended, text_only=True)
+        trigger = {"tool_call": model_side.HANGING, "since": "origin"}
+    else:  # while-stream
+        draft.llm.append({**model_side.hanging_entry(), "prompt": first})
+        head = _prompt_step(draft, draw, cancel=ended, text_only=True)
+        trigger = {"llm_request": 1, "since": "origin"}
+    draft.llm.append({**draw(model_side.closing_entry()), "prompt": second})
+    tail = {**_prompt_step(draft, draw), "after": trigger}
+    if kind == "while-asking":  # the asking turn goes on once its answer came
+        draft.llm.append({**draw(model_side.closing_entry()), "prompt": first})
+    draft.steps.append({"parallel": [head, tail]})
+
+
 def _raw(draft: Draft, draw: st.DrawFn, kind: str) -> None:
     schema = acp_schema()
     defs: dict[str, Any] = schema["$defs"] if schema else {}
@@ -146,24 +200,33 @@ def scenarios(
     approvals: bool = True,
     ignored: frozenset[str] = frozenset(),
     builtin: bool = False,
+    lacking: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """One scenario for `targets` (reference first), in the file's shape. `approvals`
     false (the targets get the fixture tools by different transports): no tool asks
     first, no turn waits on a permission request, and every tool call's arguments read
     as an object. No `ignored` method is sent (a cancel takes another route). `builtin`:
     a call round may call the agents' own tools instead, in a workspace of a few files
-    (`builtin_side`); the scenario's families follow from those calls."""
+    (`builtin_side`), none of the `lacking` ones (a declared gap of a target of the
+    pair); the scenario's families follow from those calls."""
     sessions = ("s1", "s2") if draw(st.integers(0, 3)) == 0 else ("s1",)
     draft = Draft(sessions, ignored, objects_only=not approvals, builtin=builtin)
+    draft.lacking = lacking
     draft.steps = [{"initialize": {}}] + [{"new_session": {"as": s}} for s in sessions]
     actions = ACTIONS if approvals else tuple(a for a in ACTIONS if a not in ASKING_TURNS)
+    concurrent: tuple[str, ...] = CONCURRENT if approvals else CONCURRENT[1:]
     if not cancel_routes(ignored):
         actions = tuple(a for a in actions if not a.startswith("cancel-"))
+        concurrent = tuple(c for c in concurrent if c == "while-asking")
     if ignored.issuperset(client_side.SESSION_METHODS):
         actions = tuple(a for a in actions if a != "session")
+    if not concurrent:
+        actions = tuple(a for a in actions if a != "concurrent")
     for action in draw(st.lists(st.sampled_from(actions), min_size=1, max_size=4)):
         if action in TURNS:
             _turn(draft, draw, action)
+        elif action == "concurrent":
+            _concurrent(draft, draw, concurrent)
         else:
             _raw(draft, draw, action)
     out: dict[str, Any] = {

@@ -2,9 +2,9 @@
 
 The scenario schema (`parity/schema/scenario.schema.json`) names the finish kinds, the
 permission answers, the cancel routes and the update kinds; the ACP schema names the
-prompt content block types and the request methods. Reading them here means a new finish
-kind or permission answer in the scenario model is explored without touching the
-generators. Pure apart from reading the two schema files once.
+prompt content block types, the permission option kinds and the request methods.
+Reading them here means a new finish kind or permission answer in the scenario model is
+explored without touching the generators. Pure apart from reading the two schema files once.
 """
 
 from __future__ import annotations
@@ -92,6 +92,16 @@ def content_block_types() -> tuple[str, ...]:
         if isinstance(const, str):
             types.append(const)
     return tuple(types) or ("text",)
+
+
+def permission_option_kinds() -> tuple[str, ...]:
+    """ACP's `PermissionOptionKind` values (`allow_once`, `allow_always`, ...): an agent
+    may use them as its options' ids, and a client may select one the agent never
+    offered (`{option: allow_always}`)."""
+    schema = acp_schema()
+    kind = schema["$defs"].get("PermissionOptionKind", {}) if schema else {}
+    consts = [v.get("const") for v in kind.get("oneOf", [])]
+    return tuple(c for c in consts if isinstance(c, str)) or ("allow_always",)
 
 
 def agent_requests(ignored: frozenset[str] = frozenset()) -> dict[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from parity.checks.diff_text import fact_groups, request_index
 from parity.report.matrix import DiffKey
 from parity.report.outcome import Outcome
 from parity.view.dump import dump_view
@@ -84,16 +85,39 @@ def difference_record(d: Difference) -> dict[str, Any]:
     }
 
 
+def fact_record(group: Sequence[Difference]) -> dict[str, Any]:
+    """One fact (`parity.checks.diff_text.fact_groups`): its first occurrence, the later
+    model requests it recurs in (`again_in`), and where each repeat is in both views
+    (`again`, so the HTML report marks those lines too)."""
+    first, repeats = group[0], group[1:]
+    return {
+        **difference_record(first),
+        "again_in": [request_index(d) for d in repeats],
+        "again": [
+            {
+                "ref_path": list(d.ref_path) if d.ref_path is not None else None,
+                "other_path": list(d.other_path) if d.other_path is not None else None,
+            }
+            for d in repeats
+        ],
+    }
+
+
 def diff_record(report: ParityReport, against: str) -> dict[str, Any]:
-    """One check's comparison: `against` is the reference target, or `snapshot`."""
+    """One check's comparison: `against` is the reference target, or `snapshot`. Its
+    `differences` are facts, grouped as the text report groups them: a history
+    difference that every later model request repeats is one record (`fact_record`);
+    `count` counts every place, `facts` the records."""
+    groups = fact_groups(report.differences)
     return {
         "against": against,
         "ref_name": report.ref_name,
         "other_name": report.other_name,
         "profile": report.profile,
         "count": len(report.differences),
+        "facts": len(groups),
         "categories": dict(Counter(d.category for d in report.differences)),
-        "differences": [difference_record(d) for d in report.differences[:LIMIT]],
+        "differences": [fact_record(group) for group in groups[:LIMIT]],
         "explained_count": len(report.suppressed),
         # Where each explained difference is (to mark it in the views) and which rule
         # explained it; its values and the rule's reason are left out (the scenario's

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from parity.checks.diff_text import again_in
 from parity.report.html_page import cell_status, esc, page
 from parity.report.html_sbs import side_by_side
 
@@ -191,27 +192,36 @@ def scenario_page(s: Mapping[str, Any], data: Mapping[str, Any]) -> str:
         vs = f"vs {ref}" if ref else "vs its snapshot"
         rows = []
         for i, d in enumerate(rec.get("differences", []), start=1):
-            where = _link(pairs, d, "hl", f"{d['category']} at {d['path']} ({other} {vs})")
+            note = f"{d['category']} at {d['path']} ({other} {vs})"
+            where = _link(pairs, d, "hl", note)
+            # A history difference is one fact (`collected.fact_record`): one row, its
+            # repeats in later model requests named, and their lines marked too.
+            for again in d.get("again", []):
+                _link(pairs, again, "hl", note)
             step = f"{d['step']} {d['step_kind']}: {d['step_label']}" if d.get("step") else "-"
             detail = d.get("detail")
             extra = f'<br><span class="muted">{esc(detail)}</span>' if detail else ""
+            recurs = again_in(d.get("again_in", [])).strip()
+            recurs_html = f'<br><span class="muted">{esc(recurs)}</span>' if recurs else ""
             rows.append(
                 f"<tr><td>{i}</td><td>{esc(d['category'])}{extra}</td>"
-                f'<td class="mono">{esc(d["path"])}</td><td>{esc(step)}</td>'
+                f'<td class="mono">{esc(d["path"])}{recurs_html}</td><td>{esc(step)}</td>'
                 f'<td class="val mono">{esc(d["ref_value"])}</td>'
                 f'<td class="val mono">{esc(d["other_value"])}</td><td>{where}</td></tr>'
             )
         left = f"{ref} (reference)" if ref else "its snapshot"
+        facts = rec.get("facts", rec["count"])
+        distinct = f" ({facts} distinct)" if facts < rec["count"] else ""
         diff_html.append(
-            f"<h3>{esc(title)}: {rec['count']} difference(s)</h3>"
+            f"<h3>{esc(title)}: {rec['count']} difference(s){distinct}</h3>"
             '<table class="diff-table"><thead><tr><th>#</th><th>category</th><th>path</th>'
             f"<th>step</th><th>{esc(left)}</th>"
             f"<th>{esc(rec['other_name'])}</th><th>lines</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
         shown = len(rec.get("differences", []))
-        if rec["count"] > shown:
-            diff_html.append(f'<p class="muted">… and {rec["count"] - shown} more</p>')
+        if facts > shown:
+            diff_html.append(f'<p class="muted">… and {facts - shown} more</p>')
         for rule in rec.get("stale", []):
             diff_html.append(
                 '<p><span class="tag bad">stale diverge rule</span> '

@@ -61,3 +61,11 @@ def ordered(names: Iterable[str]) -> tuple[str, ...]:
     if ALL in chosen:
         return FAMILIES
     return tuple(family for family in FAMILIES if family in chosen)
+
+
+def tools_named(names: Iterable[str]) -> tuple[str, ...]:
+    """Built-in tool names from family and tool names: a family stands for each of its
+    tools (`fs` -> read, write, edit, read_image), a tool for itself; in `TOOL_FAMILY`'s
+    order, each once. A name that is neither is left out (callers check names)."""
+    chosen = set(names)
+    return tuple(tool for tool, family in TOOL_FAMILY.items() if tool in chosen or family in chosen)

@@ -18,6 +18,7 @@ from typing import Any, Literal, cast
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from parity.fakellm.dialects import DIALECTS
+from parity.scenario.families import FAMILY_TOOLS, TOOL_FAMILY
 from parity.scenario.model import ExpectedProblem
 from parity.targets.dsh import Seek
 from parity.targets.tolerances import TableError, parse_expect_problems, parse_timeouts
@@ -97,6 +98,12 @@ class TargetSpec:
     """ACP methods the agent does not implement -> why (a version fact: native 0.1.0-rc.8
     ignores `$/cancel_request`). `parity explore` sends none of them to a pair with this
     target and says so; scenarios that send them declare what follows."""
+    lacks_tools: Mapping[str, str] = field(default_factory=dict)
+    """Built-in tools the agent does not have -> why, by tool or family name (`read_image`,
+    `goal`: a family stands for all of its tools; `parity.scenario.families`). A gap of
+    this version of the agent, declared: `parity explore --builtin-tools` calls none of
+    them on a pair with this target and says so, instead of finding the gap again in
+    every example that calls one (docs/explore.md)."""
     dsh: Seek = field(default_factory=Seek)
     """`launcher = "dsh"` only: where this target finds its DSH and which versions it
     runs (`dsh = {env, versions, search}`; two natives side by side, docs/native.md)."""
@@ -158,6 +165,7 @@ _KEYS = {
     "timeouts",
     "expect_problems",
     "ignores",
+    "lacks_tools",
     "known_differences",
     "dsh",
 }
@@ -235,6 +243,7 @@ def parse_target(name: str, table: Mapping[str, Any], source: str) -> TargetSpec
         timeouts=timeouts,
         expect_problems=expected,
         ignores=_ignores(table.get("ignores", {}), where),
+        lacks_tools=_lacks_tools(table.get("lacks_tools", {}), where),
         known_differences=tuple(dict(k) for k in known),
         dsh=seek,
     )
@@ -277,6 +286,21 @@ def _ignores(value: Any, where: str) -> dict[str, str]:
                 f"{where}: `ignores` names ACP methods, each with why the agent ignores it; "
                 f"got {method!r} = {why!r}"
             )
+    return table
+
+
+def _lacks_tools(value: Any, where: str) -> dict[str, str]:
+    """`lacks_tools = { goal = "why", read_image = "why" }`: built-in tool or family
+    names (`parity.scenario.families`), each with why the agent lacks it."""
+    table = _str_map(value, where, "lacks_tools")
+    for name, why in table.items():
+        if name not in FAMILY_TOOLS and name not in TOOL_FAMILY:
+            raise TargetConfigError(
+                f"{where}: `lacks_tools` names built-in tools or their families "
+                f"(docs/scenarios.md, builtin_tools); got {name!r}"
+            )
+        if not why.strip():
+            raise TargetConfigError(f"{where}: `lacks_tools` {name!r} needs a reason")
     return table
 
 

@@ -15,6 +15,7 @@ from parity.driver.answers import (
     permission_titles,
     pick_answer,
 )
+from parity.driver.state import InFlight
 from parity.driver.steps import step_label, substitute
 from tests.support.driver import st
 
@@ -101,6 +102,28 @@ def test_permission_policy_by_prompt_first_then_tool_then_default() -> None:
     assert permission_policy({"default": "reject-once"}, set()) == ("default", "reject-once")
     held = {"answer": "allow-once", "after": {"ms": 5}}
     assert permission_policy(held, set(), "p1") == ("all", held)
+
+
+def test_a_second_prompt_in_a_busy_session_does_not_take_its_turn_over() -> None:
+    """`parity explore` sends a prompt to a session whose first prompt waits for its
+    permission answer (a branch's `after`): the agent refuses it ("already in flight")
+    at once. The first prompt still owns the session, so its request gets the first
+    prompt's answer (by prompt), even when the trigger sent the second prompt before
+    the answer was chosen; and once the second ended, the first is still in flight."""
+    flying = InFlight()
+    flying.start("s1", "p2")
+    flying.start("s1", "p3")
+    assert flying.owner("s1") == "p2"
+    flying.end("s1", "p3")
+    assert flying.owner("s1") == "p2"
+    flying.end("s1", "p2")
+    assert flying.owner("s1") is None and flying.prompts == {}
+    # Queued instead: once the first ends, the turn is the second's.
+    flying.start("s1", "p2")
+    flying.start("s1", "p3")
+    flying.end("s1", "p2")
+    assert flying.owner("s1") == "p3"
+    assert flying.owner("s2") is None
 
 
 def test_elicitation_answers() -> None:

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 
-from parity.explore.builtin_side import TOOLS, WORKSPACE, builtin_call
+from parity.explore.builtin_side import VALUES, WORKSPACE, builtin_call, callable_tools
+from parity.explore.builtin_tools import TOOLS
 from parity.explore.generate import scenarios, to_yaml
-from parity.scenario.families import FAMILY_TOOLS
+from parity.scenario.families import FAMILIES, FAMILY_TOOLS, TOOL_FAMILY, tools_named
 from parity.scenario.load import build_scenario, check_text
 
 PAIR = ("native", "plus")
@@ -41,9 +42,7 @@ def test_scenarios_with_builtin_calls_validate_and_run_with_their_families(
     for call in calls:
         assert set(call["arguments"]) <= set(TOOLS[call["name"]])
     families = build_scenario(text, Path("scenarios/found/x.yaml")).builtin_families
-    assert set(families) == {
-        f for f in ("bash", "fs") for c in calls if c["name"] in FAMILY_TOOLS[f]
-    }
+    assert set(families) == {f for f in FAMILIES for c in calls if c["name"] in FAMILY_TOOLS[f]}
 
 
 @FAST
@@ -74,5 +73,25 @@ def test_a_required_parameter_is_sometimes_left_out() -> None:
     )
 
 
-def test_the_tools_are_those_of_the_bash_and_fs_families() -> None:
-    assert set(TOOLS) <= set(FAMILY_TOOLS["bash"]) | set(FAMILY_TOOLS["fs"])
+def test_every_tool_of_every_family_can_be_called() -> None:
+    """Every family `builtin_tools` accepts is explored, by each of its tools (issue 35:
+    goals, skills, subagents, workflow and ralph too), and every parameter's kind has
+    values to draw."""
+    assert set(TOOLS) == set(TOOL_FAMILY)
+    assert {kind for params in TOOLS.values() for kind, _ in params.values()} <= set(VALUES)
+
+
+LACKING = frozenset(tools_named(["read_image", "goal", "subagent", "workflow", "ralph"]))
+
+
+@FAST
+@given(scenarios(PAIR, builtin=True, lacking=LACKING))
+def test_a_tool_a_target_lacks_is_never_called(scenario: dict[str, Any]) -> None:
+    """A declared gap (`lacks_tools` in a target's table) is said once, not found again
+    in every example that calls the tool (docs/explore.md)."""
+    assert {call["name"] for call in _builtin_calls(scenario)} & LACKING == set()
+
+
+def test_the_tools_left_are_every_other_tool() -> None:
+    assert set(callable_tools(LACKING)) == set(TOOLS) - LACKING
+    assert "create_goal" in LACKING and "read" in callable_tools(LACKING)

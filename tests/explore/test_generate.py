@@ -57,8 +57,10 @@ def test_every_entry_and_answer_belongs_to_its_own_prompt(scenario: dict[str, An
     # So a turn one agent refuses or leaves stuck shifts no other turn's entries,
     # answers or triggers (docs/explore.md).
     prompts = {
-        s["prompt"]["as"]: s["prompt"] for s in scenario["steps"] if "prompt" in s
-    }  # fmt: skip
+        node["prompt"]["as"]: node["prompt"]
+        for node in walk(scenario["steps"])
+        if isinstance(node, dict) and isinstance(node.get("prompt"), dict)
+    }
     assert all(entry["prompt"] in prompts for entry in scenario.get("llm", []))
     answers = scenario.get("client", {}).get("permission", {}).get("by_prompt", {})
     for name in answers:
@@ -104,19 +106,53 @@ def test_generation_reaches_every_trigger_answer_finish_and_content_type() -> No
                     seen.add("status" if "status" in node["error"] else "error")
                 if "request" in node and isinstance(node["request"], dict):
                     seen.add("raw")
+                if "after" in node and "prompt" in node:  # a step's own trigger
+                    seen.add("step-after:" + next(iter(node["after"])))
             answers = scenario.get("client", {}).get("permission", {}).get("by_prompt", {})
             for answer in answers.values():
-                seen.add("answer:" + (answer if isinstance(answer, str) else "late"))
+                if isinstance(answer, dict) and "after" in answer:
+                    seen.add("answer:late")
+                    answer = answer["answer"]
+                seen.add("answer:" + (answer if isinstance(answer, str) else "option"))
 
     collect()
     expected = {
         "cancel:llm_request", "cancel:tool_call", "cancel:agent_request",
         "via:session_cancel", "via:cancel_request", "hang", "error", "status", "raw",
         *(f"answer:{a}" for a in permission_replies()), "answer:never", "answer:late",
+        "answer:option", "step-after:agent_request", "step-after:tool_call",
+        "step-after:llm_request",
         "finish:stop", "finish:max-tokens",
         "content:image", "content:audio", "content:resource_link",
     }  # fmt: skip
     assert expected - seen == set()
+
+
+@FAST
+@given(scenarios(PAIR))
+def test_a_held_step_waits_for_what_its_sibling_does(scenario: dict[str, Any]) -> None:
+    """A `parallel` block's second prompt is held (`after`) until the first prompt is
+    asking, in its hanging tool or on its hanging stream, so the trigger surely fires;
+    and the first is answered or cancelled only once the second has ended, so the order
+    of the script is fixed by the triggers (docs/explore.md)."""
+    answers = scenario.get("client", {}).get("permission", {}).get("by_prompt", {})
+    for block in scenario["steps"]:
+        if "parallel" not in block:
+            continue
+        head, tail = (branch["prompt"] for branch in block["parallel"])
+        trigger = block["parallel"][1]["after"]
+        first = [e for e in scenario["llm"] if e["prompt"] == head["as"]]
+        calls = [c["name"] for c in first[0].get("tool_calls", [])]
+        ended = {"prompt": tail["as"]}
+        if "agent_request" in trigger:
+            assert calls == ["write_note"] and answers[head["as"]]["after"] == ended
+        else:
+            assert head["cancel"]["after"] == ended and trigger["since"] == "origin"
+            assert calls == ["wait_forever"] if "tool_call" in trigger else first[0]["then"]
+        # The second prompt's entries come before the first's last one: both prompts are
+        # in flight when the second asks the model, and the first unused entry answers.
+        order = [e["prompt"] for e in scenario["llm"]]
+        assert order.index(tail["as"]) == order.index(head["as"]) + 1
 
 
 DEFS: dict[str, Any] = (acp_schema() or {"$defs": {}})["$defs"]
