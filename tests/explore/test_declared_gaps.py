@@ -47,7 +47,7 @@ def test_the_explorer_joins_both_targets_gaps_with_whose_they_are() -> None:
     # Both lack ralph: each says why.
     assert explorer.lacking["ralph"].startswith("native: 0.2.1-rc.2 mounts no ralph")
     assert "; plus: acp-plus has no ralph tool yet" in explorer.lacking["ralph"]
-    assert explorer.lacking["goal"] == "plus: acp-plus has no goal tools yet (issue 35)"
+    assert explorer.lacking["web"] == "plus: acp-plus has no web_search or web_fetch yet"
 
 
 def test_a_name_that_is_no_tool_or_family_is_refused() -> None:
@@ -71,5 +71,5 @@ def test_explore_says_which_gaps_it_leaves_out(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode in (0, 1), done.stderr
-    assert "parity explore: never calls goal (plus: acp-plus has no goal tools" in done.stderr
-    assert "declared gaps, never called: plus lacks goal, plan-mode" in done.stdout
+    assert "parity explore: never calls web (plus: acp-plus has no web_search" in done.stderr
+    assert "declared gaps, never called: plus lacks plan-mode, ralph, web" in done.stdout
