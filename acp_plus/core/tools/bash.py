@@ -183,6 +183,8 @@ class BashTool:
         workdir = ctx.cwd.resolve(strict=False)
         if isinstance(args.get("workdir"), str):
             workdir = workdir / args["workdir"]
+        if workdir.exists() and not workdir.is_dir():  # Node's spawn: chdir fails first
+            return ToolResult.text("Error: spawn ENOTDIR", is_error=True)
         if not workdir.is_dir():
             runner = "bash" if mode == "danger-full-access" else "bwrap"
             return ToolResult.text(f"Error: spawn {runner} ENOENT", is_error=True)
