@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 GUEST = Path(__file__).with_name("workflow_guest.mjs")
+GUEST_MARK = "acp-plus-workflow-guest"
+"""The guest process's one argument: names it in a process listing."""
 LINE_LIMIT = 64 * 1024 * 1024
 """The longest line the guest may write (a big return value travels as one line)."""
 STDERR_TAIL = 4000
@@ -189,10 +191,15 @@ async def run_workflow(
     """Run one script to its end; raise `ParseError` when it does not compile. `parsed`,
     when given, is resolved once the body compiles (a background call's answer waits for
     it), or fails with the `ParseError`."""
+    # The program goes on the command line, not as a path: the sandbox gives the process a
+    # private /tmp, where an acp-plus installed under /tmp would not be found.
     proc = await asyncio.create_subprocess_exec(
         *prefix,
         node,
-        str(GUEST),
+        "--input-type=module",
+        "--eval",
+        GUEST.read_text(encoding="utf-8"),
+        GUEST_MARK,
         cwd=cwd,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -251,6 +258,7 @@ class NoChildren:
 
 
 __all__ = [
+    "GUEST_MARK",
     "ChildRun",
     "Children",
     "Limits",

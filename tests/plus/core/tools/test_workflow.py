@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from acp_plus.core.tools.base import ToolContext
-from acp_plus.core.tools.workflow_engine import GUEST, Limits, RunResult, run_workflow
+from acp_plus.core.tools.workflow_engine import GUEST_MARK, Limits, RunResult, run_workflow
 from acp_plus.core.tools.workflow_family import NO_SUBAGENTS, WorkflowTool
 from acp_plus.core.tools.workflow_text import render_completed
 
@@ -163,7 +163,7 @@ def _guests() -> list[int]:
                 cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 continue
-            if str(GUEST).encode() in cmdline:
+            if GUEST_MARK.encode() in cmdline.split(b"\0"):
                 found.append(int(pid))
     return found
 

@@ -1,0 +1,41 @@
+"""Native's sandbox gives confined processes a private /tmp and runs native's own
+executable inside it (the workflow tool's script runtime): a native installed under /tmp
+runs from a copy outside it (`parity.targets.dsh.outside_private_tmp`)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from parity.targets.dsh import outside_private_tmp
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_an_executable_under_tmp_runs_from_a_copy_of_its_folder_outside_it(
+    tmp_path: Path,
+) -> None:
+    assert tmp_path.resolve().is_relative_to(Path("/tmp").resolve())
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    exe = runtime / "dsh"
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    (runtime / "dsh-rg").write_text("rg")
+    cache = REPO / ".cache" / "test-outside-private-tmp"
+    shutil.rmtree(cache, ignore_errors=True)
+    try:
+        moved = outside_private_tmp(exe, cache)
+        assert moved.name == "dsh" and moved.resolve().is_relative_to(cache.resolve())
+        assert (moved.parent / "dsh-rg").read_text() == "rg"  # its runtime folder comes too
+        assert moved.stat().st_mode & 0o111
+        assert outside_private_tmp(exe, cache) == moved  # copied once
+        assert outside_private_tmp(moved, cache) == moved  # outside /tmp: as it is
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_with_no_cache_outside_tmp_the_executable_stays(tmp_path: Path) -> None:
+    exe = tmp_path / "dsh"
+    exe.write_text("")
+    assert outside_private_tmp(exe, tmp_path / "cache") == exe
