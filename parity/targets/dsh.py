@@ -16,8 +16,7 @@ and mounts our own parity-stream plugin (parity/targets/adapters/dsh/parity-stre
 absolute path. Everything else is native as shipped: persona, runtime context, tools,
 sandbox and approval policy. See docs/native.md.
 
-`locate` and `version` look at the file system and run `--version`; everything else is
-pure over plain data.
+`locate` and `version` look at the file system and run `--version`; the rest is pure.
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ from parity.targets.dsh_rows import (
     load_composition,
     row_patches,
 )
+from parity.targets.private_tmp import outside_private_tmp
 
 ROOT_PACKAGE = "@deepseek-ai/dsh-root"
 """The `name` in a DSH monorepo checkout's root package.json."""
@@ -214,9 +214,8 @@ def _in_versions(install: Install, seek: Seek) -> Install:
 
 
 def _packaged(env: Mapping[str, str]) -> Install | None:
-    """The DSH executable of this Python's `deepseek-harness-runtime-bin`, None when the
-    package is not installed; its own lookup's error (a platform without the wheel, a
-    missing or incomplete executable) is the reason the target cannot run."""
+    """This Python's `deepseek-harness-runtime-bin` executable (None: not installed); its
+    lookup's error (no wheel for the platform, a broken install) is why it cannot run."""
     import importlib
     import importlib.util
 
@@ -231,41 +230,6 @@ def _packaged(env: Mapping[str, str]) -> Install | None:
         raise DshNotFound(f"deepseek-harness-runtime-bin's executable {exe} is not executable")
     exe = outside_private_tmp(exe)
     return Install("installed", exe, _cached_version((str(exe), "--version")))
-
-
-def outside_private_tmp(exe: Path, cache: Path | None = None) -> Path:
-    """`exe`, or where it runs from when it lives under /tmp: a copy of its runtime folder
-    (hard links where the filesystem allows) in the user's cache.
-
-    Native's sandbox gives a confined process a private, empty /tmp, and native runs its
-    own executable inside it (the workflow tool's script runtime): from a harness
-    installed under /tmp (a CI clone there) that executable is gone in the sandbox, and
-    every workflow fails with `bwrap: execvp ...: No such file or directory`."""
-    tmp = Path("/tmp").resolve()
-    real = exe.resolve()
-    if not real.is_relative_to(tmp):
-        return exe
-    base = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    if base.resolve().is_relative_to(tmp):
-        return exe  # nowhere outside /tmp to put it
-    stat = real.stat()
-    target = base / "acp-parity" / "dsh-runtime" / f"{stat.st_size}-{stat.st_mtime_ns}"
-    if not (target / real.name).is_file():
-        staging = target.with_name(f"{target.name}.{os.getpid()}.partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.copytree(real.parent, staging, copy_function=_link_or_copy, symlinks=True)
-        try:
-            staging.rename(target)  # atomic: a concurrent worker's copy may have won
-        except OSError:
-            shutil.rmtree(staging, ignore_errors=True)
-    return target / real.name
-
-
-def _link_or_copy(source: str, destination: str) -> None:
-    try:
-        os.link(source, destination)
-    except OSError:
-        shutil.copy2(source, destination)
 
 
 def locate(env: Mapping[str, str] | None = None, seek: Seek = Seek()) -> Install:

@@ -985,6 +985,8 @@ def test_the_registry_wheel_beside_the_harness_is_found_without_parity_dsh(
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.delitem(sys.modules, "deepseek_harness_runtime", raising=False)
     monkeypatch.setattr(dsh, "_packaged", _real_packaged)
+    # Where it runs from under /tmp is test_dsh_outside_tmp's.
+    monkeypatch.setattr(dsh, "outside_private_tmp", lambda path: path)
     install = dsh.locate(_env(tmp_path), dsh.Seek(versions=">=0.2.0a0"))
     assert (install.layout, install.path, install.version) == ("installed", exe, "0.2.1-rc.2")
 

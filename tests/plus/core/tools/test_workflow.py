@@ -205,8 +205,11 @@ async def test_a_script_escaping_the_vm_is_held_by_the_sandbox(tmp_path: Path) -
     process is what holds it: writes land only in the workspace, and it sees no
     environment but PATH (the agent's provider keys stay out)."""
     workspace = tmp_path / "ws"
-    # Outside the workspace and outside /tmp (the sandbox's /tmp is a private tmpfs).
-    outside = Path(__file__).with_name("never-written-by-a-workflow.txt")
+    # Outside the workspace and outside /tmp (the sandbox's /tmp is a private tmpfs, and
+    # the checkout itself may be under /tmp): the home, read-only in the sandbox.
+    outside = Path.home() / f".acp-plus-workflow-escape-{os.getpid()}.txt"
+    if outside.resolve().is_relative_to(Path("/tmp").resolve()):
+        pytest.skip("home is under /tmp: no path outside both the workspace and /tmp")
     workspace.mkdir()
     tool = WorkflowTool()
     args = {"inside": str(workspace / "in.txt"), "outside": str(outside)}
