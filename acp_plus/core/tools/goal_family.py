@@ -14,14 +14,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 from acp_plus.core import goals
 from acp_plus.core.events import text_block
 from acp_plus.core.goals import Activation, GoalError, GoalState
 from acp_plus.core.js_json import js_trim
-from acp_plus.core.tools.arg_check import arguments_error
-from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.answering import AnsweringTool
+from acp_plus.core.tools.base import Tool, ToolContext
 
 GOAL_GUIDANCE: tuple[str, ...] = (
     "create_goal may infer goal intent from a direct human request in any language. After "
@@ -165,32 +165,20 @@ def _cap(args: Mapping[str, Any]) -> Any:
     return None if cap is None or (cap == 0 and not isinstance(cap, bool)) else cap
 
 
-class _GoalTool:
-    name = ""
-    description = ""
-    parameters: ClassVar[dict[str, Any]] = {}
+class _GoalTool(AnsweringTool):
+    refusals = (GoalError,)
 
     def __init__(self, book: GoalBook) -> None:
         self.book = book
 
-    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        """The goal is the session's own: nothing to ask."""
-        return None
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Check the arguments, then answer the goal's value or native's refusal."""
-        problem = arguments_error(self.parameters, args)
-        if problem is not None:
-            return ToolResult.text(f"Error: {problem}", is_error=True)
+    async def answer(self, args: dict[str, Any], ctx: ToolContext) -> str:
+        """The goal's value, or native's refusal."""
         session = self.book.get(ctx.session_id)
         if session is None:
-            return ToolResult.text("Error: goal tools require a calling agent", is_error=True)
-        try:
-            return ToolResult.text(goals.render(self.answer(args, session)))
-        except GoalError as exc:
-            return ToolResult.text(f"Error: {exc}", is_error=True)
+            raise GoalError("goal tools require a calling agent")
+        return goals.render(self.decide(args, session))
 
-    def answer(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
+    def decide(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
         raise NotImplementedError
 
 
@@ -201,7 +189,7 @@ class GetGoalTool(_GoalTool):
     description = GET_DESCRIPTION
     parameters = GET_PARAMETERS
 
-    def answer(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
+    def decide(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
         return session.value()
 
 
@@ -212,7 +200,7 @@ class CreateGoalTool(_GoalTool):
     description = CREATE_DESCRIPTION
     parameters = CREATE_PARAMETERS
 
-    def answer(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
+    def decide(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
         if not goals.direct_human(goals.open_turn(session.events())):
             raise GoalError(goals.HUMAN_REQUIRED)
         goal_id = f"goal-{uuid.uuid4()}"
@@ -228,7 +216,7 @@ class UpdateGoalTool(_GoalTool):
     description = UPDATE_DESCRIPTION
     parameters = UPDATE_PARAMETERS
 
-    def answer(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
+    def decide(self, args: dict[str, Any], session: GoalSession) -> dict[str, Any]:
         ref = goals.goal_ref(args["goal_id"], args["revision"])
         action = args["action"]
         text, cap, reason = _text(args, "objective"), _cap(args), _text(args, "blocked_reason")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from acp_plus.core.tools.arg_check import arguments_error
-from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.answering import AnsweringTool
+from acp_plus.core.tools.base import Tool, ToolContext
 from acp_plus.core.tools.job_table import JobError, JobTable, status_line
 
 JOBS_GUIDANCE: tuple[str, ...] = (
@@ -31,35 +31,19 @@ _JOB_ID = {
 }
 
 
-class _JobTool:
-    """What the three share: the table, no approval, native's argument checks."""
+class _JobTool(AnsweringTool):
+    """What the three share: the table; a job error is the call's error."""
 
-    name = ""
-    description = ""
-    parameters: ClassVar[dict[str, Any]] = {}
+    refusals = (JobError,)
 
     def __init__(self, jobs: JobTable) -> None:
         self.jobs = jobs
 
-    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        """Reading and stopping the session's own jobs asks nobody."""
-        return None
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        """Native's checks, then the tool's own work; a job error is the call's error."""
-        problem = arguments_error(self.parameters, args)
+    def precheck(self, args: dict[str, Any]) -> str | None:
         job_id = args.get("job_id")
-        if problem is None and isinstance(job_id, str) and not job_id:
-            problem = f"invalid job_id: expected a non-empty string, got {job_id!r}"
-        if problem is not None:
-            return ToolResult.text(f"Error: {problem}", is_error=True)
-        try:
-            return ToolResult.text(await self.answer(args, ctx))
-        except JobError as exc:
-            return ToolResult.text(f"Error: {exc}", is_error=True)
-
-    async def answer(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        raise NotImplementedError
+        if isinstance(job_id, str) and not job_id:
+            return f"invalid job_id: expected a non-empty string, got {job_id!r}"
+        return None
 
 
 class JobOutputTool(_JobTool):

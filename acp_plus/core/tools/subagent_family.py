@@ -11,8 +11,8 @@ from collections.abc import Collection, Sequence
 from typing import Any, ClassVar
 
 from acp_plus.core.subagents import SubagentError, Subagents
-from acp_plus.core.tools.arg_check import arguments_error
-from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
+from acp_plus.core.tools.answering import AnsweringTool
+from acp_plus.core.tools.base import Tool, ToolContext
 
 DELEGATION_TOOLS = ("subagent", "subagent_fork")
 
@@ -78,31 +78,13 @@ def _delegation_parameters(prompt: str) -> dict[str, Any]:
     }
 
 
-class _AgentTool:
-    """What the five share: the children, no approval, native's argument checks."""
+class _AgentTool(AnsweringTool):
+    """What the five share: the children; the service's refusal is the call's error."""
 
-    name = ""
-    description = ""
-    parameters: ClassVar[dict[str, Any]] = {}
+    refusals = (SubagentError,)
 
     def __init__(self, agents: Subagents) -> None:
         self.agents = agents
-
-    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        """Starting, steering and stopping one's own children asks nobody (native)."""
-        return None
-
-    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        problem = arguments_error(self.parameters, args)
-        if problem is not None:
-            return ToolResult.text(f"Error: {problem}", is_error=True)
-        try:
-            return ToolResult.text(await self.answer(args, ctx))
-        except SubagentError as exc:
-            return ToolResult.text(f"Error: {exc}", is_error=True)
-
-    async def answer(self, args: dict[str, Any], ctx: ToolContext) -> str:
-        raise NotImplementedError
 
 
 class SubagentTool(_AgentTool):
