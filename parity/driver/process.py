@@ -35,6 +35,12 @@ ORPHAN_GRACE = 5.0
 follow it: an MCP server that reads EOF only once it has loaded (a Python one takes a
 second or more on a loaded machine: codex-acp's, in CI). Paid only while one runs."""
 
+ORPHAN_BUSY_CAP = 20.0
+"""Seconds, from the agent's end, such a process gets while it is still working (running
+or runnable, or in uninterruptible I/O): one still loading on a machine loaded several
+times over its cores (seen: load 6 on 2 cores) reads its EOF only after it has run. A
+process that sleeps past `ORPHAN_GRACE` is waiting for something else: a leftover."""
+
 LOCALE_NAMES = frozenset(
     {
         "LC_ALL",
@@ -138,6 +144,12 @@ def _outside_group(pgid: int) -> list[int]:
         for pid in orphans.running_adopted()
         if (info := orphans.proc_stat(pid)) is not None and info.pgrp != pgid
     ]
+
+
+def _working(pid: int) -> bool:
+    """Whether `pid` is running or waiting for a CPU (R) or in uninterruptible I/O (D)."""
+    info = orphans.proc_stat(pid)
+    return info is not None and info.state in ("R", "D")
 
 
 # --- one agent process ------------------------------------------------------------------
@@ -274,7 +286,11 @@ class AgentProcess:
             # re-parented here when it ended: a moment to read EOF and follow it.
             # (Not one still in its group: that one is a leftover, counted above.)
             deadline += ORPHAN_GRACE - LEFTOVER_GRACE
-            while _outside_group(self.pid) and loop.time() < deadline:
+            busy_deadline = deadline + ORPHAN_BUSY_CAP - ORPHAN_GRACE
+            while (outside := _outside_group(self.pid)) and (
+                loop.time() < deadline
+                or (loop.time() < busy_deadline and any(map(_working, outside)))
+            ):
                 await asyncio.sleep(0.02)
         if _kill_group(self.pid, signal.SIGKILL):
             deadline = loop.time() + ladder.kill

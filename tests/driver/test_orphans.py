@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from parity.driver import process
 from tests.support.driver import BASIC, run, st
 
 
@@ -176,3 +177,28 @@ async def test_a_child_in_its_own_session_that_follows_the_agent_is_no_leftover(
     assert t.processes[0].leftovers == 0, t.problems
     assert not any("leftover" in p for p in t.problems)
     assert wait_none(marker, 2.0) == []
+
+
+@pytest.mark.parametrize(("busy", "leftovers"), [(True, 0), (False, 1)])
+async def test_a_child_still_working_past_the_grace_gets_longer_than_one_asleep(
+    busy: bool, leftovers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On a machine loaded several times over its cores, codex-acp's Python MCP server was
+    # still loading five seconds after the agent ended, and was counted a leftover. One
+    # that computes past the grace is still on its way to EOF; one asleep is not. (The
+    # grace is shortened here so the test takes seconds, not the real five.)
+    monkeypatch.setattr(process, "ORPHAN_GRACE", 1.2)
+    marker = f"busy-{uuid.uuid4().hex}"
+    env = {"DAEMON_MARKER": marker, "FOLLOW_DELAY": "0", "FOLLOW_BUSY": "2.5"}
+    if not busy:
+        env |= {"FOLLOW_DELAY": "2.5", "FOLLOW_BUSY": "0"}
+    try:
+        t = await run(
+            [*BASIC, st("prompt", session="s1", text="hi")], "child_follows_on_eof", env=env
+        )
+        assert "helper started" in t.processes[0].stderr_tail
+        assert t.processes[0].leftovers == leftovers, t.problems
+        assert wait_none(marker, 2.0) == []
+    finally:
+        for pid in with_marker(marker):
+            os.kill(pid, signal.SIGKILL)
