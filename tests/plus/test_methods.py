@@ -38,7 +38,8 @@ async def test_new_session_validation_texts(world: WorldFactory) -> None:
             assert error == {"code": -32602, "message": f"Invalid params: {detail}"}
         # Empty additionalDirectories are accepted (§1.1); so is null, which native
         # 0.2.1-rc.2's SDK parses to none (docs/contract-notes.md, "Schema errors").
-        for extra in ([], None):
+        extras: list[list[str] | None] = [[], None]
+        for extra in extras:
             ok = await agent.call(
                 "session/new", {"cwd": cwd, "mcpServers": [], "additionalDirectories": extra}
             )

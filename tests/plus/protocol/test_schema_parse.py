@@ -54,7 +54,8 @@ def test_a_lenient_array_drops_refused_items_and_reads_a_refused_list_as_empty()
     parsed = parse("session/new", {"cwd": "/w", "mcpServers": [5, server, {"type": "http"}]})
     declared = {k: v for k, v in server.items() if k != "extra"}
     assert parsed == {"cwd": "/w", "mcpServers": [declared]}
-    for value in ("x", None, 5, {}):
+    mistyped: list[object] = ["x", None, 5, {}]
+    for value in mistyped:
         params = {"cwd": "/w", "mcpServers": value, "additionalDirectories": value}
         assert parse("session/new", params) == {
             "cwd": "/w",
