@@ -67,9 +67,9 @@ def validate(
 ) -> tuple[str, ...]:
     """The roots a request's `additionalDirectories` gives a session in `cwd`, in order.
 
-    Absent and `[]` give none. The ACP schema check (`schema_check.py`) has already
-    refused anything but an array of strings; the bridge's own checks (§6.2) answer
-    -32602 with their texts.
+    Absent and `[]` give none. The ACP schema parse (`schema_check.py`) has already
+    made it an array of strings (anything else reads as `[]`, a non-string entry is
+    dropped); the bridge's own checks (§6.2) answer -32602 with their texts.
     """
     if value is None:
         return ()

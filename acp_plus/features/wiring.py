@@ -88,7 +88,8 @@ class Increments:
         if self.elicitation:
             caps = params.get("clientCapabilities")
             elicit = caps.get("elicitation") if isinstance(caps, dict) else None
-            # §1.2: any non-null `form` value turns form elicitation on.
+            # §1.2: a `form` object turns form elicitation on (the schema parse has
+            # dropped any other value, as native's SDK does).
             self.forms = isinstance(elicit, dict) and elicit.get("form") is not None
         if self.steering:
             result["_meta"] = {key: dict(value) for key, value in steering.META.items()}

@@ -1,7 +1,8 @@
 """The bridge's own checks of request parameters (pure).
 
-By the time a handler runs, `schema_check.py` has checked its params against the ACP
-schema, as native's SDK does before dispatch, so the keys have their schema types.
+By the time a handler runs, `schema_check.py` has parsed its params with the ACP schema,
+as native's SDK does before dispatch, and the handler reads that output: the keys have
+their schema types (a caught value has fallen back, a refused list item is gone).
 Handlers read the top-level `params` keys only, so `_meta` can never override a
 parameter (§1.0). These checks answer the bridge's own `Invalid params: <detail>` texts
 where native checks a value itself.

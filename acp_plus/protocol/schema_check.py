@@ -1,23 +1,30 @@
-"""The ACP SDK's schema check of a standard method's params, before dispatch (§1.0; pure).
+"""The ACP SDK's schema parse of a standard method's params, before dispatch (§1.0; pure).
 
-Native's ACP TypeScript SDK parses every standard method's params with its generated
-zod 4 schema first and answers a failure with -32602 `Invalid params` and, as `data`,
-zod's `format()` tree of all the issues. `check` does the same from the compact table
-`schema_table.py` (generated from the pinned ACP schema by `schema_gen.py`, with native
-0.1.0-rc.8's baseline adjustments): the same issues, in the same order, in zod 4's
-English wording. The bridge's own checks (relative cwd, additionalDirectories, the MCP
-texts) run after it, as in native.
+Native's ACP TypeScript SDK (1.4.0 in the reference native 0.2.1-rc.2) parses every
+standard method's params with its generated zod 4 schema first: a failure is answered
+with -32602 `Invalid params` and, as `data`, zod's `format()` tree of all the issues; on
+success the handler gets zod's *output*, not the raw params. `parse` does both from the
+compact table `schema_table.py` (generated from the pinned ACP schema by
+`schema_gen.py`, as 1.4.0 reads it): the same issues, in the same order, in zod 4's
+English wording, and the same output. The bridge's own checks (relative cwd, the MCP
+texts) run after it on that output, as in native.
 
-zod semantics kept here: an object checks each declared key in order and ignores
-others; a missing required key is checked as `undefined`; `optional` accepts undefined,
-`nullish` also null, `catch` anything; a union answers the first option without issues,
-else the one option whose issues are all non-fatal, else one `invalid_union` issue that
-`format()` flattens into every option's issues; `A.and(B)` reports A's issues then B's;
-an integer schema reports `expected int` for a fraction and checks its bounds after.
+zod semantics kept here: an object checks each declared key in the schema's order and
+its output holds only those keys (others are stripped); a missing required key is
+checked as `undefined`; `optional` accepts undefined (an absent key takes the schema's
+`default`), `nullish` also null; a caught key (`x-deserialize-default-on-error`) never
+fails: a refused value becomes its fallback, and a missing *required* caught key is the
+non-aborting custom issue `Required value is missing`; a `skip` array drops the items
+its item schema refuses; a union answers the first option without issues, else the one
+option whose issues are all non-fatal, else one `invalid_union` issue that `format()`
+flattens into every option's issues; `A.and(B)` reports A's issues then B's and merges
+their outputs; an integer schema reports `expected int` for a fraction and checks its
+bounds after.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -86,40 +93,49 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+Result = tuple[Any, list[Issue]]
+"""zod's output of a value (`UNDEFINED` when absent) and its issues."""
+
+
 def issues(node: Any, value: Any) -> list[Issue]:
     """Every issue of `value` against a table node (`schema_gen.Node`), in zod's order."""
+    return run(node, value)[1]
+
+
+def run(node: Any, value: Any) -> Result:
+    """zod's parse of `value` by a table node: (output, issues)."""
     if isinstance(node, str):
-        return _leaf(node, value)
+        if node.startswith("#"):
+            return run(DEFS[node[1:]], value)
+        return value, _leaf(node, value)
     kind = node[0]
     if kind == "int":
-        return _int(node[1], node[2], value)
+        return value, _int(node[1], node[2], value)
     if kind == "literal":
         if _same(value, node[1]):
-            return []
-        return [Issue((), f"Invalid input: expected {_js(node[1])}")]
+            return value, []
+        return value, [Issue((), f"Invalid input: expected {_js(node[1])}")]
     if kind == "enum":
         values = node[1]
         if any(_same(value, v) for v in values):
-            return []
+            return value, []
         if len(values) == 1:
-            return [Issue((), f"Invalid input: expected {_js(values[0])}")]
-        return [Issue((), "Invalid option: expected one of " + "|".join(map(_js, values)))]
-    if kind == "array":
-        if not isinstance(value, list):
-            return [_expected("array", value)]
-        return [i.under(n) for n, item in enumerate(value) for i in issues(node[1], item)]
+            return value, [Issue((), f"Invalid input: expected {_js(values[0])}")]
+        return value, [Issue((), "Invalid option: expected one of " + "|".join(map(_js, values)))]
+    if kind in ("array", "skip"):
+        return _array(node[1], value, skip=kind == "skip")
     if kind == "object":
         return _object(node[1], value)
     if kind == "union":
         return _union(node[1], value)
     if kind == "and":
-        return issues(node[1], value) + issues(node[2], value)
+        left, left_issues = run(node[1], value)
+        right, right_issues = run(node[2], value)
+        return _merge(left, right), left_issues + right_issues
     raise ValueError(f"unknown schema node: {node!r}")
 
 
 def _leaf(kind: str, value: Any) -> list[Issue]:
-    if kind.startswith("#"):
-        return issues(DEFS[kind[1:]], value)
     if kind == "string":
         return [] if isinstance(value, str) else [_expected("string", value)]
     if kind == "boolean":
@@ -153,33 +169,81 @@ def _int(low: int | None, high: int | None, value: Any) -> list[Issue]:
     return found
 
 
-def _object(properties: Any, value: Any) -> list[Issue]:
-    if not isinstance(value, dict):
-        return [_expected("object", value)]
+def _array(item: Any, value: Any, *, skip: bool) -> Result:
+    if not isinstance(value, list):
+        return value, [_expected("array", value)]
+    out: list[Any] = []
     found: list[Issue] = []
-    for key, child, presence in properties:
-        item = value.get(key, UNDEFINED)
-        if presence == "catch":
-            continue
-        if item is UNDEFINED and presence in ("optional", "nullish"):
-            continue
-        if item is None and presence in ("nullish", "nullable"):
-            continue
-        found.extend(i.under(key) for i in issues(child, item))
-    return found
+    for n, element in enumerate(value):
+        parsed, bad = run(item, element)
+        if bad and skip:
+            continue  # vecSkipError: a refused item is dropped, never an issue
+        out.append(parsed)
+        found.extend(i.under(n) for i in bad)
+    return out, found
 
 
-def _union(options: Any, value: Any) -> list[Issue]:
+def _object(properties: Any, value: Any) -> Result:
+    if not isinstance(value, dict):
+        return value, [_expected("object", value)]
+    out: dict[str, Any] = {}
+    found: list[Issue] = []
+    for key, child, presence, *rest in properties:
+        extras: dict[str, Any] = rest[0] if rest else {}
+        parsed, bad = _property(child, presence, extras, value.get(key, UNDEFINED))
+        found.extend(i.under(key) for i in bad)
+        if parsed is not UNDEFINED:
+            out[key] = parsed
+    return out, found
+
+
+_MISSING = Issue((), "Required value is missing", fatal=False)
+
+
+def _property(child: Any, presence: str, extras: dict[str, Any], item: Any) -> Result:
+    """One object key: presence (`schema_gen.Node`), default and catch applied."""
+    caught = "catch" in extras
+    if item is UNDEFINED:
+        if presence in ("optional", "nullish"):
+            return _fresh(extras.get("default", UNDEFINED)), []
+        if caught:  # requiredDefaultOnError
+            return UNDEFINED, [_MISSING]
+    if item is None and presence in ("nullish", "nullable"):
+        return None, []
+    parsed, bad = run(child, item)
+    if bad and caught:
+        fallback: dict[str, Any] = {"default": extras.get("default"), "empty": []}
+        fallback["absent"] = UNDEFINED
+        return _fresh(fallback[extras["catch"]]), []
+    return parsed, bad
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a table value for the output (handlers may change theirs)."""
+    return value if value is UNDEFINED else copy.deepcopy(value)
+
+
+def _union(options: Any, value: Any) -> Result:
     results: list[list[Issue]] = []
     for option in options:
-        found = issues(option, value)
+        parsed, found = run(option, value)
         if not found:
-            return []
+            return parsed, []
         results.append(found)
     unaborted = [found for found in results if not any(i.fatal for i in found)]
     if len(unaborted) == 1:
-        return unaborted[0]
-    return [Issue((), "Invalid input", union=tuple(tuple(found) for found in results))]
+        return value, unaborted[0]
+    return value, [Issue((), "Invalid input", union=tuple(tuple(found) for found in results))]
+
+
+def _merge(left: Any, right: Any) -> Any:
+    """zod's intersection output: two objects merge key by key, else the left one."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        merged = dict(left)
+        for key, value in right.items():
+            merged[key] = _merge(merged[key], value) if key in merged else value
+        return merged
+    return left
 
 
 def format_issues(found: list[Issue]) -> dict[str, Any]:
@@ -220,11 +284,17 @@ def check(method: str, params: Any) -> dict[str, Any] | None:
     return format_issues(found) if found else None
 
 
-def validate(method: str, params: Any) -> None:
-    """Raise the SDK's -32602 `Invalid params` (zod data) when `params` fail the schema."""
-    data = check(method, params)
-    if data is not None:
-        raise schema_failure(data)
+def parse(method: str, params: Any) -> Any:
+    """zod's output of `params` for a standard method (the params themselves for a
+    method the table does not know); the SDK's -32602 `Invalid params` (zod data) when
+    the schema refuses them."""
+    name = METHODS.get(method)
+    if name is None:
+        return params
+    parsed, found = run(DEFS[name], params)
+    if found:
+        raise schema_failure(format_issues(found))
+    return parsed
 
 
 def schema_failure(data: dict[str, Any]) -> RpcError:

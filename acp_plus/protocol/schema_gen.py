@@ -1,30 +1,38 @@
 """Generator of `acp_plus/protocol/schema_table.py`: the ACP JSON schema -> the compact table
-`schema_check.py` validates request params with (dev time only; acp-plus never reads
-the JSON schema at run time).
+`schema_check.py` parses request params with (dev time only; acp-plus never reads the
+JSON schema at run time).
 
     python -m acp_plus.protocol.schema_gen [SCHEMA_JSON]   # default: parity/schema/acp/schema.json
 
 The input is the project's pinned ACP schema (`parity/checks/acp_schema.py`: the v1
 schema of the ACP TypeScript SDK 2.4.0, Apache-2.0, parity/schema/acp/schema.json). Each
-node is translated the way the SDK's generated zod schemas translate JSON schema
-(`required` -> the bare type, otherwise `.optional()`, a nullable type `.nullish()`,
-`oneOf`/`anyOf` -> `z.union`, a variant that adds a `type` const to a `$ref` ->
-`Ref.and(z.object({type: z.literal(..)}))`, `properties` beside `anyOf` ->
-`z.intersection(union, object)`, a bounded integer -> `z.int().gte().lte()`, an int64
--> `z.number()`, `_meta` -> `z.record(..).nullish()`).
+node is translated the way the reference native's SDK (ACP TypeScript SDK 1.4.0, in
+native dsh-acp 0.2.1-rc.2, zod 4.4.3) translates its own schema into zod: `required` ->
+the bare type, otherwise `.optional()` (`.optional().default(d)` with a `default`), a
+nullable type `.nullish()`, `oneOf`/`anyOf` -> `z.union`, a variant that adds a `type`
+const to a `$ref` -> `Ref.and(z.object({type: z.literal(..)}))`, `properties` beside
+`anyOf` -> `z.intersection(union, object)`, a bounded integer -> `z.int().gte().lte()`,
+an int64 -> `z.number()`, and the two leniencies:
 
-The baseline is native dsh-acp 0.1.0-rc.8, whose SDK (0.25.1) was generated from an
-older schema. Where the pinned schema is more lenient or lacks a variant, the
-generator follows the native (`BASELINE` below); each adjustment is a fact seen live:
+- `x-deserialize-default-on-error`: a value the property's schema refuses is replaced
+  by a fallback (zod `.catch`) instead of failing the request: the `default` when the
+  property has one, `[]` for a non-null array, else absent. A *required* such property
+  still refuses a missing key, with the custom issue `Required value is missing`.
+- `x-deserialize-skip-invalid-items`: an array drops the items its item schema
+  refuses (and never fails because of one).
 
-1. `x-deserialize-default-on-null` is ignored: 0.25.1 has none, so `mcpServers: null`
-   is refused (`expected array, received null`).
-2. `x-deserialize-default-on-error` (zod `.catch`) is honoured only on a nullable
-   `$ref` property and on an array property, where 0.25.1 has it too; elsewhere
-   (`_meta`, `clientCapabilities`, `fs`, `auth`, booleans with a default, nullable
-   scalars) a bad value is refused (`clientCapabilities: 5` -> `expected object`).
-3. `McpServer` has 0.25.1's unstable `acp` variant (`{id, name}` and `type: "acp"`)
-   before the stdio one: `mcpServers: [5]` gives 2+2+2+1 issues.
+Object keys keep the schema's order: zod checks them in that order, so it is the order
+of the issues. Where the pinned schema differs from 1.4.0's, the generator follows
+1.4.0 (`BASELINE_*` below; each is a difference between the two schemas, and the live
+native agrees): `x-deserialize-default-on-null` (2.4.0 only) is ignored; session/new,
+load and resume's `mcpServers` and `additionalDirectories` have default-on-error and
+skip-invalid-items; `McpServer` has the unstable `acp` variant; `ClientSessionCapabilities`
+has no `notices`. (1.4.0's `ClientCapabilities` also has `plan`, `nes` and
+`positionEncodings`; like every capability they are caught, so they never fail a
+request, and acp-plus reads none of them.)
+
+Native 0.1.0-rc.8's SDK (0.25.1) had neither leniency on most keys: its answers that
+differ are version facts in known-differences.yaml (`native-rc8-schema-*`).
 """
 
 from __future__ import annotations
@@ -37,9 +45,12 @@ from typing import Any
 Node = str | tuple[Any, ...]
 """A table node: a leaf kind (`"string"`, `"boolean"`, `"number"`, `"record"`,
 `"unknown"`), `"#Name"` for a `$defs` entry, or a tuple: `("int", min, max)`,
-`("literal", value)`, `("enum", values)`, `("array", items)`, `("union", options)`,
-`("and", left, right)`, `("object", ((key, node, presence), ...))` with presence
-`required`, `optional`, `nullish`, `nullable` or `catch`."""
+`("literal", value)`, `("enum", values)`, `("array", items)`, `("skip", items)` (an
+array that drops refused items), `("union", options)`, `("and", left, right)`,
+`("object", ((key, node, presence[, extras]), ...))` with presence `required`,
+`optional`, `nullish` or `nullable`, and extras `{"default": value}` (the value of an
+absent key) and `{"catch": "default" | "empty" | "absent"}` (a refused value becomes the
+default, `[]`, or absent)."""
 
 METHODS = (
     "initialize",
@@ -57,15 +68,19 @@ METHODS = (
 """The standard ACP methods acp-plus serves (and the one notification it reads)."""
 
 BASELINE_DEFS: dict[str, Any] = {
-    # 3. 0.25.1's unstable ACP-transport MCP server (zMcpServerAcp).
+    # 1.4.0's unstable ACP-transport MCP server (zMcpServerAcp).
     "McpServerAcp": {
         "type": "object",
         "properties": {
-            "_meta": {"type": ["object", "null"], "additionalProperties": True},
-            "id": {"type": "string"},
             "name": {"type": "string"},
+            "serverId": {"type": "string"},
+            "_meta": {
+                "type": ["object", "null"],
+                "x-deserialize-default-on-error": True,
+                "additionalProperties": True,
+            },
         },
-        "required": ["id", "name"],
+        "required": ["name", "serverId"],
     },
 }
 BASELINE_VARIANTS: dict[str, tuple[int, Any]] = {
@@ -79,6 +94,15 @@ BASELINE_VARIANTS: dict[str, tuple[int, Any]] = {
         },
     ),
 }
+_LENIENT_ARRAY = {"x-deserialize-default-on-error": True, "x-deserialize-skip-invalid-items": True}
+BASELINE_PROPERTIES: dict[tuple[str, str], dict[str, Any]] = {
+    (request, key): _LENIENT_ARRAY
+    for request in ("NewSessionRequest", "LoadSessionRequest", "ResumeSessionRequest")
+    for key in ("mcpServers", "additionalDirectories")
+}
+"""Annotations 1.4.0's schema adds to a property of the pinned one."""
+BASELINE_DROPPED: dict[str, tuple[str, ...]] = {"ClientSessionCapabilities": ("notices",)}
+"""Properties the pinned schema has and 1.4.0's does not."""
 
 _INT_AS_NUMBER = ("int64", "uint64")
 
@@ -104,6 +128,16 @@ def build(schema: dict[str, Any]) -> tuple[dict[str, str], dict[str, Node]]:
         variants.insert(index, variant)
         node[key] = variants
         defs[name] = node
+    # A schema without the def or the key (a test's small one) has nothing to adjust.
+    for (name, key), extra in BASELINE_PROPERTIES.items():
+        props = defs.get(name, {}).get("properties", {})
+        if key in props:
+            defs[name] = {**defs[name], "properties": {**props, key: {**props[key], **extra}}}
+    for name, keys in BASELINE_DROPPED.items():
+        props = defs.get(name, {}).get("properties", {})
+        kept = {k: v for k, v in props.items() if k not in keys}
+        if kept != props:
+            defs[name] = {**defs[name], "properties": kept}
     methods = request_defs(defs)
     table: dict[str, Node] = {}
     pending = list(methods.values())
@@ -176,22 +210,27 @@ def _variant(node: dict[str, Any], pending: list[str]) -> Node:
 
 def _object(node: dict[str, Any], pending: list[str]) -> Node:
     required = set(node.get("required", ()))
-    props: list[tuple[str, Node, str]] = []
-    for key in sorted(node.get("properties", {})):
-        prop = node["properties"][key]
+    props: list[tuple[Any, ...]] = []
+    for key, prop in node.get("properties", {}).items():
         inner, nullable = _nullable(prop)
-        catch = prop.get("x-deserialize-default-on-error") is True and (
-            (nullable and "$ref" in inner) or inner.get("type") == "array"
-        )
-        if catch:
-            presence = "catch"
-        elif key in required:
+        if key in required:
             presence = "nullable" if nullable else "required"
-        elif nullable:
-            presence = "nullish"
         else:
-            presence = "optional"  # also a property with a `default`
-        props.append((key, _convert(inner, pending), presence))
+            presence = "nullish" if nullable else "optional"
+        child = _convert(inner, pending)
+        if prop.get("x-deserialize-skip-invalid-items") is True and child[0] == "array":
+            child = ("skip", child[1])
+        extras: dict[str, Any] = {}
+        if "default" in prop and key not in required:
+            extras["default"] = prop["default"]
+        if prop.get("x-deserialize-default-on-error") is True:
+            if "default" in extras:
+                extras["catch"] = "default"
+            elif not nullable and child[0] in ("array", "skip"):
+                extras["catch"] = "empty"
+            else:
+                extras["catch"] = "absent"
+        props.append((key, child, presence, extras) if extras else (key, child, presence))
     return ("object", tuple(props))
 
 
@@ -200,8 +239,8 @@ def render(methods: dict[str, str], table: dict[str, Node]) -> str:
     lines = [
         '"""Generated by `python -m acp_plus.protocol.schema_gen` from the pinned ACP schema (ACP',
         "TypeScript SDK 2.4.0's schema/v1/schema.json, Apache-2.0, from the Agent Client",
-        "Protocol project) with native 0.1.0-rc.8's baseline adjustments (schema_gen.py",
-        'says which). Do not edit by hand: regenerate. Node forms: `schema_gen.Node`."""',
+        "Protocol project) as native 0.2.1-rc.2's SDK (1.4.0) reads it (schema_gen.py says",
+        'how). Do not edit by hand: regenerate. Node forms: `schema_gen.Node`."""',
         "",
         "# fmt: off",
         "# ruff: noqa: E501",

@@ -29,8 +29,7 @@ from acp_plus.live.runtime import Runtime, SharedRuntime, config_options
 from acp_plus.live.sessions import LiveSession, close_all
 from acp_plus.protocol import model_control
 from acp_plus.protocol.params import absolute_cwd
-from acp_plus.protocol.schema_check import check as schema_check
-from acp_plus.protocol.schema_check import validate as validate_schema
+from acp_plus.protocol.schema_check import parse as parse_schema
 from acp_plus.server.activation import (
     requested_roots,
     rollback,
@@ -41,6 +40,7 @@ from acp_plus.server.restore import Restore, realpath
 from acp_plus.server.state import ClientLink, LiveSessions
 from acp_plus.settings.config import Config
 from acp_plus.wire.errors import (
+    RpcError,
     bridge_disposed,
     internal_error,
     method_not_found,
@@ -120,8 +120,9 @@ class Server:
             if params is UNDEFINED:
                 params = None
             return await handler(params, ctx)
-        # The SDK's schema check comes before the bridge sees the request (§1.0).
-        validate_schema(method, params)
+        # The SDK's schema parse comes before the bridge sees the request (§1.0); the
+        # handler gets its output (caught values replaced, refused list items dropped).
+        params = parse_schema(method, params)
         if self.live.disposed and method not in ("initialize", "authenticate"):
             raise bridge_disposed()
         return await handler(params, ctx)
@@ -129,10 +130,15 @@ class Server:
     async def on_notification(self, method: str, params: Any) -> None:
         """`session/cancel` is the only notification; others are ignored. Params the
         schema refuses cancel nothing (native's SDK drops them unanswered)."""
-        if method == "session/cancel" and schema_check(method, params) is None:
-            session = self.live.sessions.get(params["sessionId"])
-            if session is not None:
-                session.cancel()
+        if method != "session/cancel":
+            return
+        try:
+            parsed = parse_schema(method, params)
+        except RpcError:
+            return
+        session = self.live.sessions.get(parsed["sessionId"])
+        if session is not None:
+            session.cancel()
 
     def _make_session(self, session_id: str, cwd: str, runtime: Runtime) -> LiveSession:
         return LiveSession(

@@ -1,8 +1,9 @@
 """`acp_plus.protocol.schema_check`: the ACP SDK's zod 4 schema check of request params.
 
-The expected data below was answered by the live native dsh-acp 0.1.0-rc.8 (ACP SDK
-0.25.1, zod 4.4.3) to the same params (scenarios/protocol/schema-errors.yaml records
-most of them); the rest are zod 4 semantics the module docstring lists.
+The expected data below was answered by the live native dsh-acp 0.2.1-rc.2 (ACP SDK
+1.4.0, zod 4.4.3) to the same params (scenarios/protocol/schema-errors.yaml records
+most of them); the rest are zod 4 semantics the module docstring lists. The output a
+handler gets is tested in test_schema_parse.py.
 """
 
 from __future__ import annotations
@@ -62,26 +63,6 @@ LIVE: list[tuple[str, Any, dict[str, Any]]] = [
     ("initialize", [1], {"_errors": ["Invalid input: expected object, received array"]}),
     ("initialize", UNDEFINED, {"_errors": ["Invalid input: expected object, received undefined"]}),
     ("initialize", None, {"_errors": ["Invalid input: expected object, received null"]}),
-    ("initialize", {"protocolVersion": 1, "clientCapabilities": 5}, one("clientCapabilities", OBJ)),
-    (
-        "initialize",
-        {
-            "protocolVersion": 1,
-            "_meta": 5,
-            "clientInfo": 7,
-            "clientCapabilities": {"fs": 5, "terminal": "x", "auth": None, "elicitation": 5},
-        },
-        {
-            "_errors": [],
-            "_meta": {"_errors": ["Invalid input: expected record, received number"]},
-            "clientCapabilities": {
-                "_errors": [],
-                "auth": {"_errors": ["Invalid input: expected object, received null"]},
-                "fs": {"_errors": [OBJ]},
-                "terminal": {"_errors": ["Invalid input: expected boolean, received string"]},
-            },
-        },
-    ),
     ("authenticate", {}, one("methodId", "Invalid input: expected string, received undefined")),
     (
         "authenticate",
@@ -99,24 +80,15 @@ LIVE: list[tuple[str, Any, dict[str, Any]]] = [
         {
             "_errors": [],
             "cwd": {"_errors": ["Invalid input: expected string, received undefined"]},
-            "mcpServers": {"_errors": ["Invalid input: expected array, received undefined"]},
+            "mcpServers": {"_errors": ["Required value is missing"]},
         },
     ),
     (
         "session/new",
-        {"cwd": "/w"},
-        one("mcpServers", "Invalid input: expected array, received undefined"),
+        {"cwd": 5, "mcpServers": "x"},
+        one("cwd", "Invalid input: expected string, received number"),
     ),
-    (
-        "session/new",
-        {"cwd": "/w", "mcpServers": [5]},
-        {"_errors": [], "mcpServers": {"0": {"_errors": [OBJ] * 7}, "_errors": []}},
-    ),
-    (
-        "session/new",
-        {"cwd": "/w", "mcpServers": [], "additionalDirectories": None},
-        one("additionalDirectories", "Invalid input: expected array, received null"),
-    ),
+    ("session/new", {"cwd": "/w"}, one("mcpServers", "Required value is missing")),
     (
         "session/prompt",
         {},
@@ -139,45 +111,73 @@ LIVE: list[tuple[str, Any, dict[str, Any]]] = [
 ]
 
 
+ACCEPTED: list[tuple[str, Any]] = [
+    # Caught keys (x-deserialize-default-on-error): a mistyped value is never refused.
+    ("initialize", {"protocolVersion": 1, "clientCapabilities": 5}),
+    (
+        "initialize",
+        {
+            "protocolVersion": 1,
+            "_meta": 5,
+            "clientInfo": 7,
+            "clientCapabilities": {"fs": 5, "terminal": "x", "auth": None, "elicitation": 5},
+        },
+    ),
+    # Arrays that skip refused items: no item and no mistyped list fails the request.
+    ("session/new", {"cwd": "/w", "mcpServers": [5]}),
+    ("session/new", {"cwd": "/w", "mcpServers": [{"type": "http"}]}),
+    ("session/new", {"cwd": "/w", "mcpServers": [], "additionalDirectories": None}),
+]
+
+
 @pytest.mark.parametrize(("method", "params", "data"), LIVE)
 def test_native_answers(method: str, params: Any, data: dict[str, Any]) -> None:
     assert check(method, params) == data
 
 
+@pytest.mark.parametrize(("method", "params"), ACCEPTED)
+def test_native_accepts(method: str, params: Any) -> None:
+    assert check(method, params) is None
+
+
 def test_json_key_order_is_javascripts() -> None:
     # A JavaScript object lists integer-like keys first, so `"0"` comes before `_errors`.
-    data = check("session/new", {"cwd": "/w", "mcpServers": [{}, 5]})
+    data = check("session/prompt", {"sessionId": "s", "prompt": [{}, 5]})
     assert data is not None
-    assert list(data["mcpServers"]) == ["0", "1", "_errors"]
-    assert json.dumps(data).startswith('{"_errors": [], "mcpServers": {"0": ')
+    assert list(data["prompt"]) == ["0", "1", "_errors"]
+    assert json.dumps(data).startswith('{"_errors": [], "prompt": {"0": ')
 
 
 def test_a_union_of_objects_flattens_every_options_field_issues() -> None:
-    # Native's answer to `mcpServers: [{type: "http"}]`: each option's issues by path.
-    data = check("session/new", {"cwd": "/w", "mcpServers": [{"type": "http"}]})
+    # Native's answer to `prompt: [{type: "text"}]`: each option's issues by path.
+    data = check("session/prompt", {"sessionId": "s", "prompt": [{"type": "text"}]})
     undefined = "Invalid input: expected {}, received undefined"
     assert data == {
         "_errors": [],
-        "mcpServers": {
+        "prompt": {
             "0": {
                 "_errors": [],
-                "headers": {"_errors": [undefined.format("array")] * 2},
-                "name": {"_errors": [undefined.format("string")] * 4},
-                "url": {"_errors": [undefined.format("string")] * 2},
+                "text": {"_errors": [undefined.format("string")]},
+                "data": {"_errors": [undefined.format("string")] * 2},
+                "mimeType": {"_errors": [undefined.format("string")] * 2},
                 "type": {
-                    "_errors": ['Invalid input: expected "sse"', 'Invalid input: expected "acp"']
+                    "_errors": [
+                        'Invalid input: expected "image"',
+                        'Invalid input: expected "audio"',
+                        'Invalid input: expected "resource_link"',
+                        'Invalid input: expected "resource"',
+                    ]
                 },
-                "id": {"_errors": [undefined.format("string")]},
-                "args": {"_errors": [undefined.format("array")]},
-                "command": {"_errors": [undefined.format("string")]},
-                "env": {"_errors": [undefined.format("array")]},
+                "name": {"_errors": [undefined.format("string")]},
+                "uri": {"_errors": [undefined.format("string")]},
+                "resource": {"_errors": [undefined.format("object")] * 2},
             },
             "_errors": [],
         },
     }
     # Only the order of `_errors` entries is a wire fact; the keys' order follows paths.
     assert data is not None
-    assert list(data["mcpServers"]["0"])[:4] == ["_errors", "headers", "name", "url"]
+    assert list(data["prompt"]["0"])[:3] == ["_errors", "text", "data"]
 
 
 def test_the_first_passing_union_option_wins() -> None:
@@ -197,10 +197,13 @@ def test_optional_nullish_and_caught_keys() -> None:
     assert check("session/list", {"cwd": 5}) == one(
         "cwd", "Invalid input: expected string, received number"
     )
-    # session/resume's mcpServers is optional: absent passes, null does not.
+    # session/resume's mcpServers is optional and caught: absent and null both pass.
     assert check("session/resume", {"sessionId": "s", "cwd": "/w"}) is None
-    assert check("session/resume", {"sessionId": "s", "cwd": "/w", "mcpServers": None}) == one(
-        "mcpServers", "Invalid input: expected array, received null"
+    assert check("session/resume", {"sessionId": "s", "cwd": "/w", "mcpServers": None}) is None
+    # session/load's mcpServers is required and caught: only a missing key is refused.
+    assert check("session/load", {"sessionId": "s", "cwd": "/w", "mcpServers": 5}) is None
+    assert check("session/load", {"sessionId": "s", "cwd": "/w"}) == one(
+        "mcpServers", "Required value is missing"
     )
 
 
@@ -281,14 +284,13 @@ def test_leaves_refuse_what_javascript_tells_apart() -> None:
     assert issues("number", math.inf) == [
         Issue((), "Invalid input: expected number, received number")
     ]
-    assert check("initialize", {"protocolVersion": 1, "_meta": []}) == one(
-        "_meta", "Invalid input: expected record, received array"
+    assert check("authenticate", {"methodId": []}) == one(
+        "methodId", "Invalid input: expected string, received array"
     )
-    caps = {"protocolVersion": 1, "clientCapabilities": {"terminal": 1}}
-    assert check("initialize", caps) == {
-        "_errors": [],
-        "clientCapabilities": one("terminal", "Invalid input: expected boolean, received number"),
-    }
+    # Only a key the schema does not catch: `_meta` and capabilities are caught.
+    assert check("initialize", {"protocolVersion": 1, "_meta": []}) is None
+    link = {"type": "resource_link", "name": "n", "uri": "u", "size": True}
+    assert check("session/prompt", {"sessionId": "s", "prompt": [link]}) is None
 
 
 def test_the_safe_integer_edge() -> None:
@@ -316,65 +318,22 @@ def test_a_union_two_options_accept_passes() -> None:
 
 
 def test_array_indices_order_as_numbers() -> None:
-    data = check("session/new", {"cwd": "/w", "mcpServers": [5] * 11})
+    data = check("session/prompt", {"sessionId": "s", "prompt": [5] * 11})
     assert data is not None
-    assert list(data["mcpServers"]) == [str(i) for i in range(11)] + ["_errors"]
+    assert list(data["prompt"]) == [str(i) for i in range(11)] + ["_errors"]
 
 
-def test_the_generator_rules_on_a_small_schema() -> None:
-    schema = {
-        "$defs": {
-            "NewSessionRequest": {
-                "type": "object",
-                "x-side": "agent",
-                "x-method": "session/new",
-                "required": ["z", "n"],
-                "properties": {
-                    "z": {"type": "string"},
-                    "n": {"type": ["string", "null"]},
-                    "o": {"type": "integer", "format": "int64"},
-                    "c": {
-                        "anyOf": [{"$ref": "#/$defs/X"}, {"type": "null"}],
-                        "x-deserialize-default-on-error": True,
-                    },
-                    "d": {
-                        "type": "boolean",
-                        "default": False,
-                        "x-deserialize-default-on-error": True,
-                    },
-                    "_meta": {"type": ["object", "null"], "additionalProperties": True},
-                },
-            },
-            "X": {"type": "integer", "format": "uint16", "minimum": 0, "maximum": 9},
-            "McpServer": {"anyOf": [{"allOf": [{"$ref": "#/$defs/X"}]}]},
-        }
-    }
-    methods, table = schema_gen.build(schema)
-    assert methods == {"session/new": "NewSessionRequest"}
-    assert table["NewSessionRequest"] == (
-        "object",
-        (
-            ("_meta", "record", "nullish"),
-            ("c", "#X", "catch"),
-            ("d", "boolean", "optional"),
-            ("n", "string", "nullable"),
-            ("o", "number", "optional"),
-            ("z", "string", "required"),
-        ),
-    )
-    assert table["X"] == ("int", 0, 9)
-
-
-def test_validate_raises_the_sdk_error_and_unknown_methods_pass() -> None:
+def test_parse_raises_the_sdk_error_and_unknown_methods_pass() -> None:
     with pytest.raises(RpcError) as raised:
-        schema_check.validate("session/cancel", {})
+        schema_check.parse("session/cancel", {})
     assert raised.value.to_json() == {
         "code": -32602,
         "message": "Invalid params",
         "data": one("sessionId", "Invalid input: expected string, received undefined"),
     }
-    schema_check.validate("session/cancel", {"sessionId": "s"})
+    assert schema_check.parse("session/cancel", {"sessionId": "s"}) == {"sessionId": "s"}
     assert check("_session/steering", 5) is None
+    assert schema_check.parse("_session/steering", 5) == 5
 
 
 def test_parsed_type() -> None:
@@ -421,7 +380,7 @@ def valid(node: Any, depth: int = 0) -> st.SearchStrategy[Any]:
         return st.just(node[1])
     if kind == "enum":
         return st.sampled_from(node[1])
-    if kind == "array":
+    if kind in ("array", "skip"):
         return st.lists(valid(node[1], depth + 1), max_size=0 if depth > 4 else 2)
     if kind == "union":
         return st.one_of([valid(option, depth + 1) for option in node[1]])
@@ -433,9 +392,12 @@ def valid(node: Any, depth: int = 0) -> st.SearchStrategy[Any]:
 
 
 def _valid_object(properties: Any, depth: int) -> st.SearchStrategy[dict[str, Any]]:
-    required = {k: valid(n, depth + 1) for k, n, p in properties if p in ("required", "nullable")}
-    optional = {k: valid(n, depth + 1) for k, n, p in properties if p in ("optional", "nullish")}
-    optional.update({k: json_values for k, _, p in properties if p == "catch"})
+    required: dict[str, st.SearchStrategy[Any]] = {}
+    optional: dict[str, st.SearchStrategy[Any]] = {}
+    for key, node, presence, *rest in properties:
+        # A caught key takes any JSON value; a required one must still be present.
+        value = json_values if rest and "catch" in rest[0] else valid(node, depth + 1)
+        (required if presence in ("required", "nullable") else optional)[key] = value
     return st.fixed_dictionaries(required, optional=optional if depth < 3 else {})
 
 
@@ -447,13 +409,16 @@ def test_valid_params_pass_and_a_missing_required_key_is_named(method: str, data
     params = data.draw(valid(node))
     assert check(method, params) is None
     if node[0] == "object":
-        required = [k for k, _, p in node[1] if p == "required"]
+        required = [(k, rest) for k, _, p, *rest in node[1] if p == "required"]
         if required:
-            key = data.draw(st.sampled_from(required))
+            key, rest = data.draw(st.sampled_from(required))
             del params[key]
             found = check(method, params)
             assert found is not None and key in found
-            assert all(m.endswith("received undefined") for m in found[key]["_errors"])
+            if rest and "catch" in rest[0]:
+                assert found[key]["_errors"] == ["Required value is missing"]
+            else:
+                assert all(m.endswith("received undefined") for m in found[key]["_errors"])
 
 
 @settings(max_examples=150, deadline=None)
