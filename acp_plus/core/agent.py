@@ -16,11 +16,11 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from acp_plus.core import events as ev
-from acp_plus.core.approvals import ApprovalChain, ApprovalRequest
-from acp_plus.core.approvals.gate import Gate, Screen, approve
+from acp_plus.core.approvals import ApprovalChain
+from acp_plus.core.approvals.gate import Gate
 from acp_plus.core.context import ModelContext, context_due
 from acp_plus.core.history import (
     build_messages,
@@ -37,12 +37,18 @@ from acp_plus.core.step import StepAccumulator, tool_calls
 from acp_plus.core.store import SessionLog
 from acp_plus.core.token_meter import reading
 from acp_plus.core.tool_arguments import (
-    NOT_AN_OBJECT_TEXT,
     NOT_LOSSLESS_TEXT,
     lossless,
     parse_arguments,
 )
-from acp_plus.core.tools.base import ToolContext, ToolRegistry, ToolResult, cancelled_text
+from acp_plus.core.tool_call import run_checked
+from acp_plus.core.tool_schedule import (
+    call_arguments,
+    concurrency_safe,
+    groups,
+    run_pool,
+)
+from acp_plus.core.tools.base import ToolRegistry, ToolResult
 from acp_plus.core.tools.spill import bound
 
 log = logging.getLogger(__name__)
@@ -109,6 +115,11 @@ class Agent:
         """Whether a turn is in progress."""
         inner = self._inner
         return inner is not None and not inner.done() and inner not in self._orphans
+
+    @property
+    def turn_model(self) -> tuple[str, bool]:
+        """The running turn's model, and whether it declares image input."""
+        return self._model
 
     def used_tokens(self) -> int:
         """The token meter for `usage_update.used` (see `history.used_tokens`)."""
@@ -179,7 +190,8 @@ class Agent:
             raise TurnInProgress("a turn is already running")
         r = Route(*route)
         turn = last_turn(self.log.events()) + 1
-        self._inbox.clear()
+        # What a failed step left steered (a child's notice) comes first, as on native.
+        self._inbox = [cast(ev.UserMessage, {**m, "turn": turn}) for m in self._inbox]
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
         self.commit(ev.turn_start(turn))
@@ -297,15 +309,24 @@ class Agent:
             # Steered text (§6.6) gets one more step; the turn still ends max-tokens (§3.1).
             hit_ceiling = hit_ceiling or kind == "max-tokens"
             calls = [] if kind == "max-tokens" else tool_calls(blocks)
-            if not calls:  # native holds the turn while children run, for their notices
+            if not calls:  # (a prompt holds for running children: LiveSession)
                 if not self._inbox and self.hooks is not None:
                     await self.hooks.stopping(self, turn)  # a blocking Stop hook steers
-                if self._inbox or (self.waiter is not None and await self.waiter()):
+                if self._inbox:
                     continue
                 return {"kind": "max-tokens" if hit_ceiling else "completed"}
-            for call in calls:
-                self._check_cancel()
-                await self._run_tool(turn, call)
+            for group in groups(calls, self._concurrency_safe):  # native's scheduling
+                if len(group) == 1:
+                    self._check_cancel()
+                    await self._run_tool(turn, group[0])
+                else:
+                    await run_pool(
+                        group,
+                        lambda call: self._announce(turn, call),
+                        lambda call: self._tool_result(turn, *_identity(call)),
+                        lambda call, result: self._settle(turn, call, result),
+                        self._check_cancel,
+                    )
                 if self.gate is not None and self.gate.stopped(turn):
                     return {"kind": "blocked"}  # the reviewer's circuit breaker stopped it
 
@@ -326,14 +347,19 @@ class Agent:
             raise
         return step
 
+    def _concurrency_safe(self, call: dict[str, Any]) -> bool:
+        return concurrency_safe(self.tools.get(str(call.get("name", ""))), call_arguments(call))
+
+    def _announce(self, turn: int, call: dict[str, Any]) -> None:
+        self.commit(ev.tool_call(turn, *_identity(call)))
+
     async def _run_tool(self, turn: int, call: dict[str, Any]) -> None:
-        call_id = str(call.get("id", ""))
-        name = str(call.get("name", ""))
-        raw = call.get("arguments", "")
-        raw = raw if isinstance(raw, str) else json.dumps(raw)
-        self.commit(ev.tool_call(turn, call_id, name, raw))
+        self._announce(turn, call)
+        self._settle(turn, call, await self._tool_result(turn, *_identity(call)))
+
+    def _settle(self, turn: int, call: dict[str, Any], result: ToolResult) -> None:
+        call_id, name, raw = _identity(call)
         # Native's spill-policy: an oversized result reaches the model (and the client) cut.
-        result = await self._tool_result(turn, call_id, name, raw)
         result = bound(result, name, self.log.id, self._model[1])
         self.commit(ev.tool_result(turn, call_id, result.content, result.is_error))
         reminder = self._repeats.observe(name, raw)
@@ -359,39 +385,11 @@ class Agent:
         self, turn: int, call_id: str, name: str, args: Any, ask: str | None = None
     ) -> ToolResult:
         """A call past its arguments' round trip: `ask` (a hook's question) first."""
-        tool = self.tools.get(name)
-        if tool is None:
-            return ToolResult.text(f'Error: unknown tool "{name}"', is_error=True)
-        if not isinstance(args, dict):
-            if not getattr(tool, "raw_arguments", False):
-                return ToolResult.text(NOT_AN_OBJECT_TEXT, is_error=True)
-            # Catalog tools get what the model wrote, null as {} (docs/parity-stream.md).
-            args = {} if args is None else args
-        ctx = ToolContext(self.log.id, self.cwd, call_id, turn, self.sandbox, *self._model)
-        gate = self.gate  # the guard comes first: a deny is never asked about
-        screen = gate.screen(turn, call_id, name, args) if gate else Screen()
-        if screen.error is not None:
-            return ToolResult.text(screen.error, is_error=True)
-        try:
-            reason = ask or tool.approval_reason(args, ctx) or screen.reason
-        except Exception as exc:
-            return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
-        if reason is not None:
-            shown = args if isinstance(args, dict) else {}
-            asked = ApprovalRequest(self.log.id, call_id, name, shown, reason)
-            decision = await approve(
-                self.commit, self.gate, self.approvals, asked, turn, screen.rule
-            )
-            if decision.outcome != "allowed-once":
-                worded = getattr(tool, "refusal", lambda *_: None)  # native's, per tool
-                text = decision.message or worded(args, decision.outcome)
-                return ToolResult.text(text or decision.refusal(name), is_error=True)
-        try:
-            return await (gate.run(tool, args, ctx) if gate else tool.run(args, ctx))
-        except asyncio.CancelledError:
-            # Settle the call in the log so the client does not see it running forever.
-            self.commit(ev.tool_result(turn, call_id, [ev.text_block(cancelled_text(tool))], True))
-            raise
-        except Exception as exc:
-            log.debug("tool %s raised", name, exc_info=True)
-            return ToolResult.text(f"tool {name} failed: {exc}", is_error=True)
+        return await run_checked(self, turn, call_id, name, args, ask)
+
+
+def _identity(call: dict[str, Any]) -> tuple[str, str, str]:
+    """A call's id, name and arguments as the model wrote them (JSON text)."""
+    raw = call.get("arguments", "")
+    raw = raw if isinstance(raw, str) else json.dumps(raw)
+    return str(call.get("id", "")), str(call.get("name", "")), raw

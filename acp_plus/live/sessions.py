@@ -11,7 +11,6 @@ precedes its `session/request_permission`).
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,8 @@ from acp_plus.core.approvals import ApprovalRequest
 from acp_plus.core.attachments import AttachmentStore, ImagePolicyError
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.store import SessionLocked
+from acp_plus.live.output_queue import OutputQueue, Send
+from acp_plus.live.prompt_run import PromptRun
 from acp_plus.protocol import model_control
 from acp_plus.protocol.content import (
     ContentError,
@@ -48,7 +49,6 @@ PERMISSION_OPTIONS: list[dict[str, str]] = [
     {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
 ]
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 ClientRequest = Callable[[str, Any], Awaitable[Any]]
 ResolveModalities = Callable[[str, str], Awaitable[Sequence[str] | None]]
 """A route's declared input modalities (None: the model declares none); may raise."""
@@ -74,47 +74,6 @@ def permission_outcome(response: Any) -> ApprovalOutcome:
     if outcome.get("outcome") == "selected":
         return "allowed-once" if outcome.get("optionId") == "allow-once" else "rejected"
     raise ValueError(f"malformed permission outcome: {outcome!r}")
-
-
-class OutputQueue:
-    """Serial, ordered delivery of one session's `session/update` notifications."""
-
-    def __init__(self, send: Send) -> None:
-        self._send = send
-        self._items: collections.deque[dict[str, Any]] = collections.deque()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._worker: asyncio.Task[None] | None = None
-
-    def put(self, item: dict[str, Any]) -> None:
-        """Queue one notification params object; sent after everything queued before it."""
-        self._items.append(item)
-        self._idle.clear()
-        if self._worker is None or self._worker.done():
-            self._worker = asyncio.get_running_loop().create_task(self._run())
-
-    async def _run(self) -> None:
-        while self._items:
-            item = self._items.popleft()
-            try:
-                await self._send(item)
-            except Exception:
-                # Delivery failures are logged and never fatal (§1.3).
-                log.exception("session/update delivery failed")
-        self._idle.set()
-
-    async def drain(self) -> None:
-        """Wait until everything queued so far has been handed to the transport."""
-        await self._idle.wait()
-
-
-@dataclass
-class PromptRun:
-    """State of the prompt holding a session's slot."""
-
-    cancel_requested: bool = False
-    turn: int | None = None
-    delivery_failure: str | None = None
 
 
 @dataclass
@@ -275,11 +234,13 @@ class LiveSession:
         try:
             # run_turn commits turn/start synchronously before its first await, so a
             # cancel arriving from here on finds the agent running.
+            run.holding = True
             reason: Mapping[str, Any] | None = await self.agent.run_turn(content, route)
         except Exception as exc:
             if run.turn is None:
                 raise internal_error(f"prompt was not queued: {exc}") from exc
             raise internal_error(f"prompt settlement failed: {exc}") from exc
+        reason = await run.hold(self.agent, reason)
         await self.queue.drain()
         outcome = settle(
             cancel_requested=run.cancel_requested,
@@ -289,6 +250,14 @@ class LiveSession:
         if isinstance(outcome, RpcError):
             raise outcome
         return outcome
+
+    def wake(self, content: list[dict[str, Any]], source: Any) -> bool:
+        """Run a turn for a notice reaching the idle agent of a prompt that has not
+        settled yet; False when none holds (the caller wakes the session itself)."""
+        run, route, agent = self.run, self.turn_route(), self.agent
+        if run is None or agent is None or route is None:
+            return False
+        return run.wake(lambda: agent.run_turn(content, route, source))
 
     async def _store_images(
         self, run: PromptRun, content: list[dict[str, Any]], route: Route | None
@@ -329,7 +298,7 @@ class LiveSession:
     # -- cancel and close ----------------------------------------------------------------
 
     def _cancel_run(self, run: PromptRun) -> None:
-        run.cancel_requested = True
+        run.cancel()
         if self.agent is not None:
             self.agent.cancel()
 

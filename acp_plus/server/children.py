@@ -61,7 +61,7 @@ def notify(session: LiveSession, agent: Agent, content: list[dict[str, Any]], so
     """Model context for a session (a job's or a child's notice, a child's message):
     native injects it into a busy session's next step, and wakes an idle one with a turn
     of its own (the client sees that turn's updates without having prompted)."""
-    if agent.steer(content, source):
+    if agent.steer(content, source) or session.wake(content, source):
         return
     route = session.turn_route()
     if session.closing or route is None or session.run is not None:

@@ -200,6 +200,7 @@ class ReadTool(_FsTool):
     """Native's `read`: a numbered window of a UTF-8 text file."""
 
     name = "read"
+    concurrency_safe = True  # native runs it beside its neighbours (tool_schedule.py)
     description = "Read a UTF-8 text file and return line-numbered content."
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",

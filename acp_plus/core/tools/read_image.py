@@ -45,6 +45,7 @@ class ReadImageTool(_FsTool):
     """Native's `read_image`: a PNG/JPEG/WebP/GIF file as an image block."""
 
     name = "read_image"
+    concurrency_safe = True  # native runs it beside its neighbours (tool_schedule.py)
     description = (
         "Read a PNG/JPEG/WebP/GIF file and return the image itself. Large images are "
         "downscaled automatically; do not install image libraries or create thumbnails to "

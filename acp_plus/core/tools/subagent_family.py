@@ -91,6 +91,7 @@ class SubagentTool(_AgentTool):
     """Start a fresh child on a self-contained task; answers with its id at once."""
 
     name = "subagent"
+    concurrency_safe = True  # native runs it beside its neighbours (tool_schedule.py)
     description = _FRESH + _STARTS
     parameters: ClassVar[dict[str, Any]] = _delegation_parameters(_FRESH_PROMPT)
     fork = False

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from acp_plus.live.sessions import OutputQueue, permission_outcome, permission_params
+from acp_plus.live.output_queue import OutputQueue
+from acp_plus.live.sessions import permission_outcome, permission_params
 
 
 @pytest.mark.parametrize(
