@@ -79,6 +79,14 @@ def agent_message(sender: str, text: str) -> list[dict[str, Any]]:
     ]
 
 
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _last_turn(events: Sequence[Mapping[str, Any]]) -> int:
+    return max((int(e.get("turn", 0)) for e in events if e.get("type") == "turn/start"), default=0)
+
+
 def closing_text(events: Sequence[Mapping[str, Any]], turn: int) -> list[str]:
     """The non-empty text blocks of the turn's last assistant message."""
     for event in reversed(events):
@@ -92,9 +100,10 @@ def closing_text(events: Sequence[Mapping[str, Any]], turn: int) -> list[str]:
 class Host:
     """What a session that may delegate gives its children."""
 
-    spawn: Callable[[bool, str | None], Agent]
+    spawn: Callable[[bool, str | None, dict[str, Any] | None], Agent]
     """A new child agent over a log of its own: fresh, or (True) seeded with the host's
-    completed turns; in the given working directory (None: the host's)."""
+    completed turns; in the given working directory (None: the host's); given a schema,
+    with native's `structured_output` tool (`core/tools/structured.py`)."""
     route: Callable[[], Route | None]
     deliver: Callable[[list[dict[str, Any]], Source], None]
     """A notice or message for the host's session: its running turn's next step, or a
@@ -115,11 +124,55 @@ class Child:
     agent: Agent | None
     """None for a child of an earlier process until a message wakes it (`adopt`)."""
     route: Route | None
-    task: asyncio.Task[None] | None = field(default=None, repr=False)
+    task: asyncio.Task[Any] | None = field(default=None, repr=False)
+    caller: bool = False
+    """Started for a caller that awaits its result (a workflow's `agent()`): no notice to
+    the parent, and the parent's turn is not held for it."""
 
     @property
     def status(self) -> str:
         return "running" if self.task is not None and not self.task.done() else "inactive"
+
+
+_STOP_REASONS = {"aborted": "aborted", "interrupted": "aborted", "blocked": "refusal"}
+
+
+def run_result(
+    kind: str, events: Sequence[Mapping[str, Any]], turn: int, tools: Any
+) -> dict[str, Any]:
+    """What a caller reads of a child's settled turn, as native's manager captures it:
+    `output` (the last non-empty assistant message's text blocks), `stopReason` (native's
+    names for the turn's end), and `structured` when a schema's result was recorded;
+    a structured child that completed without one failed (`error`)."""
+    output = [{"type": "text", "text": text} for text in closing_text(events, turn)]
+    reason = _STOP_REASONS.get(kind, kind)
+    if reason not in ("completed", "max-tokens", "aborted", "refusal"):
+        reason = "error"
+    structured = getattr(tools, "output", None)
+    if structured is None:
+        return {"output": output, "stopReason": reason}
+    if structured.recorded:
+        return {"output": output, "stopReason": reason, "structured": structured.value}
+    return {"output": output, "stopReason": "error" if reason == "completed" else reason}
+
+
+@dataclass
+class CallerRun:
+    """A child started for a caller (`Subagents.start_for_caller`): the workflow engine's
+    `ChildRun` (`core/tools/workflow_engine.py`)."""
+
+    id: str
+    task: asyncio.Task[dict[str, Any]] = field(repr=False)
+
+    async def result(self) -> dict[str, Any]:
+        """`{output, stopReason, structured?}` once the child's turn ends."""
+        return await asyncio.shield(self.task)
+
+    async def dispose(self) -> None:
+        """Stop the child's turn if it still runs; it stays listed, inactive."""
+        if not self.task.done():
+            self.task.cancel()
+        await asyncio.wait({self.task})
 
 
 @dataclass(frozen=True)
@@ -173,7 +226,7 @@ class Subagents:
         route = host.route()
         if route is None:
             raise SubagentError("no model route to start a subagent on")
-        agent = host.spawn(fork, cwd)
+        agent = host.spawn(fork, cwd, None)
         child = Child(agent.log.id, parent, label, depth, agent, route)
         self._children[child.id] = child
         host.record(started(child.id, label, depth))
@@ -183,6 +236,41 @@ class Subagents:
         ]
         self._run(child, content, None)
         return child.id
+
+    async def start_for_caller(
+        self, parent: str, label: str, prompt: str, schema: dict[str, Any] | None = None
+    ) -> CallerRun:
+        """Start a child whose result its caller awaits (native's `delivery: "caller"`, a
+        workflow's `agent()`): its first message is the prompt alone, no notice reaches
+        the parent, and, given a schema, it must report through `structured_output`."""
+        depth = self.depth(parent) + 1
+        if depth > self.max_depth:
+            raise SubagentError(f"subagent depth {depth} exceeds maxDepth {self.max_depth}")
+        host = self._hosts.get(parent)
+        if host is None:
+            raise SubagentError("subagent tool requires a calling agent")
+        route = host.route()
+        if route is None:
+            raise SubagentError("no model route to start a subagent on")
+        agent = host.spawn(False, None, schema)
+        child = Child(agent.log.id, parent, label, depth, agent, route, caller=True)
+        self._children[child.id] = child
+        host.record(started(child.id, label, depth))  # listed, as native's catalog has it
+
+        async def turn() -> dict[str, Any]:
+            kind = "error"
+            try:
+                kind = str((await agent.run_turn([_text(prompt)], route, None)).get("kind"))
+            except asyncio.CancelledError:
+                kind = "aborted"  # disposed: the caller no longer waits
+            except Exception:
+                log.exception("subagent %s failed", child.id)
+            events = list(agent.log.events())
+            return run_result(kind, events, _last_turn(events), agent.tools)
+
+        task = asyncio.ensure_future(turn())
+        child.task = task
+        return CallerRun(child.id, task)
 
     def adopt(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         """The children a session's log says it started (a resumed or loaded session):
@@ -223,10 +311,7 @@ class Subagents:
         except Exception:
             log.exception("subagent %s failed", child.id)
         events = list(agent.log.events())
-        turn = max(
-            (int(e.get("turn", 0)) for e in events if e.get("type") == "turn/start"), default=0
-        )
-        closing = closing_text(events, turn) if kind != "error" else []
+        closing = closing_text(events, _last_turn(events)) if kind != "error" else []
         self.deliver(child.parent, settlement(child.id, kind, closing), "subagent-notice")
 
     def deliver(self, session_id: str, content: list[dict[str, Any]], source: Source) -> None:
@@ -244,8 +329,10 @@ class Subagents:
         self._woken.setdefault(session_id, asyncio.Event()).set()
 
     def running(self, session_id: str) -> bool:
+        """Whether a child of the session works that will send it a notice."""
         return any(
-            c.parent == session_id and c.status == "running" for c in self._children.values()
+            c.parent == session_id and c.status == "running" and not c.caller
+            for c in self._children.values()
         )
 
     async def wait(self, session_id: str) -> bool:

@@ -5,7 +5,8 @@ The child runs on the parent's provider and route, tools, sandbox and workspace,
 log of its own (origin `subagent`, so `session/list` never shows it) and no client to
 ask: native pins a delegated child's approval policy to `never`, so anything that needs
 approval is refused. Nothing of its work reaches the client; its parent's model hears
-of it through the settlement notice (`core/subagents.py`).
+of it through the settlement notice (`core/subagents.py`), or a workflow's script through
+its `agent()` call (a child started with a schema gets native's `structured_output`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_plus.core.context import _APPROVAL_ASK, _APPROVAL_NEVER
 from acp_plus.core.subagents import Host, Source, Subagents
+from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 from acp_plus.core.tools.subagent_family import DELEGATION_TOOLS
 
 if TYPE_CHECKING:
@@ -110,13 +112,18 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, A
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
 
-    def spawn(fork: bool, cwd: str | None) -> Agent:
+    def spawn(fork: bool, cwd: str | None, schema: dict[str, Any] | None) -> Agent:
         where = parent.cwd if cwd is None else (parent.cwd / Path(cwd)).resolve()
         log = runtime.store.create(str(where), origin="subagent")
         if fork:
             for event in completed_turns(parent.log.events()):
                 log.append(event)
-        return child(log, where)
+        agent = child(log, where)
+        if schema is not None:  # native's structured child: the tool, and the demand last
+            agent.tools = StructuredTools(parent.tools, schema)
+            guidance = (*agent.context.guidance, INSTRUCTION)
+            agent.context = dataclasses.replace(agent.context, guidance=guidance)
+        return agent
 
     def reopen(child_id: str) -> Agent:
         log = runtime.store.open(child_id)

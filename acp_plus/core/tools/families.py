@@ -39,7 +39,8 @@ class ToolSetup:
     goals: GoalBook | None = None
     """The live sessions' goals the goal tools read and change (one book a process)."""
     subagents: Subagents | None = None
-    """The child agents the `subagent` tools start (one service a process)."""
+    """The child agents the `subagent` tools and workflow runs start (one service a
+    process)."""
     families: frozenset[str] = frozenset()
     """The families offered with this one (`offered` sets it): `bash` runs in the
     background only beside `jobs`, as native's job controller comes with the job tools."""
@@ -155,7 +156,8 @@ def _fs_guidance(offered: Collection[str]) -> Sequence[str]:
 def _workflow(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.workflow_family import workflow_tools
 
-    return workflow_tools(_homes(setup), _jobs(setup) if "jobs" in setup.families else None)
+    jobs = _jobs(setup) if "jobs" in setup.families else None
+    return workflow_tools(_homes(setup), jobs, setup.subagents)
 
 
 def _workflow_guidance(offered: Collection[str]) -> Sequence[str]:

@@ -18,7 +18,7 @@ import pytest
 
 from acp_plus.core.tools.base import ToolContext
 from acp_plus.core.tools.workflow_engine import GUEST_MARK, Limits, RunResult, run_workflow
-from acp_plus.core.tools.workflow_family import NO_SUBAGENTS, WorkflowTool
+from acp_plus.core.tools.workflow_family import WorkflowTool
 from acp_plus.core.tools.workflow_text import render_completed
 
 NODE = shutil.which("node")
@@ -227,7 +227,11 @@ async def test_a_script_escaping_the_vm_is_held_by_the_sandbox(tmp_path: Path) -
     assert {name.strip().strip('"') for name in env.split(",")} <= {"PATH", "PWD"}
 
 
-async def test_agent_without_subagents_fails_as_a_child_that_cannot_start(tmp_path: Path) -> None:
+async def test_agent_outside_a_hosting_session_fails_as_a_child_that_cannot_start(
+    tmp_path: Path,
+) -> None:
+    """The children are the subagent service's: a session it does not host (no live
+    session registered it) gets the service's refusal as the script's error."""
     tool = WorkflowTool()
     out = await tool.run(
         {"meta": {"name": "fan", "description": "d"}, "script": "return await agent('go')"},
@@ -236,7 +240,7 @@ async def test_agent_without_subagents_fails_as_a_child_that_cannot_start(tmp_pa
     assert out.is_error
     assert out.content[0]["text"].startswith(
         "Error: workflow run failed: WorkflowError: agent() could not start a child: "
-        f"Error: {NO_SUBAGENTS}"
+        "Error: subagent tool requires a calling agent"
     )
 
 
