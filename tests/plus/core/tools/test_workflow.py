@@ -1,9 +1,11 @@
-"""acp-plus's `workflow` tool: the guest Node process and its host, with child agents
-given by a fake `Children` (what native's scenarios cannot show without a child agent
-scripted), the limits, cancellation, and the sandbox the script's process runs in.
+"""acp-plus's `workflow` tool: the guest Node process and its host, with stand-in child
+agents (a fake `Children`: the engine's side of children, crashes and limits no scenario
+can script), cancellation, the sandbox the script's process runs in, and the children's
+labels and the cancelled text the tool gives the subagent service and the model.
 
-What native shows without child agents (the definition, the checks before a run, the
-hooks' errors, the rendering) is compared live by scenarios/tools/workflow-*.yaml.
+What native shows (the definition, the checks before a run, the hooks' errors, the
+rendering, real children through the subagent service) is compared live by
+scenarios/tools/workflow-*.yaml.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pytest
 
 from acp_plus.core.tools.base import ToolContext
 from acp_plus.core.tools.workflow_engine import GUEST_MARK, Limits, RunResult, run_workflow
-from acp_plus.core.tools.workflow_family import WorkflowTool
+from acp_plus.core.tools.workflow_family import CANCELLED, SessionChildren, WorkflowTool
 from acp_plus.core.tools.workflow_text import render_completed
 
 NODE = shutil.which("node")
@@ -242,6 +244,34 @@ async def test_agent_outside_a_hosting_session_fails_as_a_child_that_cannot_star
         "Error: workflow run failed: WorkflowError: agent() could not start a child: "
         "Error: subagent tool requires a calling agent"
     )
+
+
+class _Service:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    async def start_for_caller(self, *args: Any) -> str:
+        self.calls.append(args)
+        return "run"
+
+
+async def test_each_agent_call_starts_a_child_of_the_calling_session_labelled_by_the_run() -> None:
+    """Native's label, `<workflow> child <n>` (list_agents shows it), and the schema."""
+    service = _Service()
+    children = SessionChildren(service, "s-1", "flow")  # type: ignore[arg-type]
+    await children.start({"prompt": "a"})
+    await children.start({"prompt": "b", "schema": {"type": "object"}})
+    assert service.calls == [
+        ("s-1", "flow child 1", "a", None),
+        ("s-1", "flow child 2", "b", {"type": "object"}),
+    ]
+
+
+def test_a_cancelled_run_reads_as_natives() -> None:
+    snapshot = Path(__file__).parents[4] / "snapshots/tools/workflow-agent-cancel/native.yaml"
+    text = snapshot.read_text()
+    assert f"text: '{CANCELLED}'" in text
+    assert WorkflowTool().cancelled_text == CANCELLED
 
 
 def test_a_long_value_is_cut_in_utf16_units_with_the_count_cut() -> None:

@@ -1,0 +1,146 @@
+"""The subagent service's children for a caller (core/subagents.py, `start_for_caller`):
+what a workflow's `agent()` call reads of a child, and what a caller's child does not do
+(notify its parent, hold its parent's turn). Scenarios tools/workflow-agent* compare the
+whole path with native live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from acp_plus.core.agent import Route
+from acp_plus.core.subagents import Host, SubagentError, Subagents, run_result
+
+
+class _Output:
+    def __init__(self, recorded: bool, value: Any = None) -> None:
+        self.recorded, self.value = recorded, value
+
+
+class _Tools:
+    def __init__(self, output: _Output | None) -> None:
+        if output is not None:
+            self.output = output
+
+
+def _said(*texts: str) -> list[dict[str, Any]]:
+    blocks = [{"type": "text", "text": t} for t in texts]
+    return [
+        {"type": "turn/start", "turn": 1},
+        {"type": "assistant/message", "turn": 1, "blocks": [{"type": "text", "text": "old"}]},
+        {"type": "assistant/message", "turn": 1, "blocks": blocks},
+    ]
+
+
+def test_a_run_result_names_natives_stop_reasons_and_the_last_text() -> None:
+    events = _said("a", "b")
+    assert run_result("completed", events, 1, _Tools(None)) == {
+        "output": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+        "stopReason": "completed",
+    }
+    kinds = {"aborted": "aborted", "interrupted": "aborted", "blocked": "refusal"}
+    kinds |= {"max-tokens": "max-tokens", "error": "error", "odd": "error"}
+    for kind, reason in kinds.items():
+        assert run_result(kind, events, 1, _Tools(None))["stopReason"] == reason
+
+
+def test_a_structured_child_without_a_recorded_result_failed() -> None:
+    events = _said("in words")
+    recorded = run_result("completed", events, 1, _Tools(_Output(True, {"n": 1})))
+    assert (recorded["stopReason"], recorded["structured"]) == ("completed", {"n": 1})
+    missing = run_result("completed", events, 1, _Tools(_Output(False)))
+    assert missing["stopReason"] == "error" and "structured" not in missing
+    cut = run_result("max-tokens", events, 1, _Tools(_Output(False)))
+    assert cut["stopReason"] == "max-tokens"
+
+
+class _Log:
+    def __init__(self, number: int) -> None:
+        self.id = f"child-{number}"
+        self.said: list[dict[str, Any]] = []
+
+    def events(self) -> list[dict[str, Any]]:
+        return self.said
+
+
+class _Child:
+    """A stand-in child agent: its turn says the prompt back once `release` is set."""
+
+    def __init__(self, number: int, schema: Any) -> None:
+        self.log = _Log(number)
+        self.tools = _Tools(_Output(False) if schema is not None else None)
+        self.release = asyncio.Event()
+        self.prompts: list[Any] = []
+
+    async def run_turn(self, content: Any, route: Any, source: Any = None) -> dict[str, str]:
+        self.prompts.append(content)
+        await self.release.wait()
+        self.log.said = _said("echo " + content[0]["text"])
+        return {"kind": "completed"}
+
+
+@pytest.fixture
+def rig() -> tuple[Subagents, list[_Child], list[Any], list[Any]]:
+    agents = Subagents()
+    made: list[_Child] = []
+    heard: list[Any] = []
+    recorded: list[Any] = []
+
+    def spawn(fork: bool, cwd: str | None, schema: Any = None) -> Any:
+        made.append(_Child(len(made) + 1, schema))
+        return made[-1]
+
+    route = Route("mock", "mock")
+    deliver = lambda content, source: heard.append(content)  # noqa: E731
+    reopen: Any = lambda _id: None  # noqa: E731 (never asked: no child of an earlier process)
+    agents.host("p", Host(spawn, lambda: route, deliver, recorded.append, reopen))
+    return agents, made, heard, recorded
+
+
+async def test_a_callers_child_gets_its_prompt_alone_and_tells_the_parent_nothing(
+    rig: tuple[Subagents, list[_Child], list[Any], list[Any]],
+) -> None:
+    agents, made, heard, recorded = rig
+    run = await agents.start_for_caller("p", "flow child 1", "Say it.")
+    [child] = made
+    await asyncio.sleep(0)
+    assert child.prompts == [[{"type": "text", "text": "Say it."}]]  # no return guidance
+    assert [(r.id, r.label, r.status) for r in agents.listing("p")] == [
+        (run.id, "flow child 1", "running")
+    ]
+    assert recorded == [
+        {"type": "subagent/started", "id": run.id, "label": "flow child 1", "depth": 1}
+    ]
+    assert not agents.running("p")  # the caller waits for it, not the parent's turn
+    child.release.set()
+    result = await asyncio.wait_for(run.result(), 5)
+    assert result == {
+        "output": [{"type": "text", "text": "echo Say it."}],
+        "stopReason": "completed",
+    }
+    assert heard == []  # native's delivery "caller": no settlement notice
+    assert agents.listing("p")[0].status == "inactive"
+    await run.dispose()
+
+
+async def test_disposing_a_running_child_stops_it_as_aborted(
+    rig: tuple[Subagents, list[_Child], list[Any], list[Any]],
+) -> None:
+    agents, _, heard, _ = rig
+    run = await agents.start_for_caller("p", "flow child 1", "Wait.", {"type": "object"})
+    await asyncio.sleep(0)
+    await asyncio.wait_for(run.dispose(), 5)
+    assert (await run.result())["stopReason"] == "aborted"
+    assert agents.listing("p")[0].status == "inactive" and heard == []
+
+
+async def test_a_child_cannot_start_workflow_children_of_its_own() -> None:
+    agents = Subagents()
+    with pytest.raises(SubagentError, match="subagent tool requires a calling agent"):
+        await agents.start_for_caller("nobody", "x child 1", "go")
+    agents._children["c"] = type("C", (), {"depth": 1, "parent": "p"})()
+    with pytest.raises(SubagentError, match="subagent depth 2 exceeds maxDepth 1"):
+        await agents.start_for_caller("c", "x child 1", "go")
