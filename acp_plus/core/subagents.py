@@ -238,20 +238,30 @@ class Subagents:
         return child.id
 
     async def start_for_caller(
-        self, parent: str, label: str, prompt: str, schema: dict[str, Any] | None = None
+        self,
+        parent: str,
+        label: str,
+        prompt: str,
+        schema: dict[str, Any] | None = None,
+        provider: str | None = None,
+        model: str | None = None,
     ) -> CallerRun:
         """Start a child whose result its caller awaits (native's `delivery: "caller"`, a
         workflow's `agent()`): its first message is the prompt alone, no notice reaches
-        the parent, and, given a schema, it must report through `structured_output`."""
+        the parent, and, given a schema, it must report through `structured_output`.
+        `provider`/`model` replace the parent's route (a changed one drops the parent's
+        effort for the model's default, as native's does). Native sets no depth
+        limit here: a child's own workflow starts children of its own."""
         depth = self.depth(parent) + 1
-        if depth > self.max_depth:
-            raise SubagentError(f"subagent depth {depth} exceeds maxDepth {self.max_depth}")
         host = self._hosts.get(parent)
         if host is None:
             raise SubagentError("subagent tool requires a calling agent")
         route = host.route()
         if route is None:
             raise SubagentError("no model route to start a subagent on")
+        chosen = (provider or route.provider, model or route.model)
+        if chosen != (route.provider, route.model):  # another model: its own default effort
+            route = type(route)(*chosen)
         agent = host.spawn(False, None, schema)
         child = Child(agent.log.id, parent, label, depth, agent, route, caller=True)
         self._children[child.id] = child
@@ -271,6 +281,11 @@ class Subagents:
         task = asyncio.ensure_future(turn())
         child.task = task
         return CallerRun(child.id, task)
+
+    def route_of(self, session_id: str) -> Route | None:
+        """A child's route (a child hosting its workflow's children starts them on it)."""
+        child = self._children.get(session_id)
+        return None if child is None else child.route
 
     def adopt(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         """The children a session's log says it started (a resumed or loaded session):

@@ -108,9 +108,16 @@ async def _never(request: ApprovalRequest) -> ApprovalOutcome:
     return "rejected"
 
 
-def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, Any]:
+def _spawner(
+    runtime: Runtime, agents: Subagents, parent: Agent, root: Agent | None = None
+) -> tuple[Any, Any]:
+    """How `parent` starts children. Its tools, system prompt, runtime context and route
+    come from the session's own agent (`root`): a workflow child's own children (its
+    agent() calls) are made like it, not from a child's narrowed context."""
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
+
+    base = root or parent
 
     def spawn(fork: bool, cwd: str | None, schema: dict[str, Any] | None) -> Agent:
         where = parent.cwd if cwd is None else (parent.cwd / Path(cwd)).resolve()
@@ -120,7 +127,7 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, A
                 log.append(event)
         agent = child(log, where)
         if schema is not None:  # native's structured child: the tool, and the demand last
-            agent.tools = StructuredTools(parent.tools, schema)
+            agent.tools = StructuredTools(base.tools, schema)
             guidance = (*agent.context.guidance, INSTRUCTION)
             agent.context = dataclasses.replace(agent.context, guidance=guidance)
         return agent
@@ -132,21 +139,26 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, A
 
     def child(log: SessionLog, where: Path) -> Agent:
         depth = agents.depth(parent.log.id) + 1
-        text = parent.context.runtime
+        text = base.context.runtime
         if text is not None:
-            names = parent.tools.names()
+            names = base.tools.names()
             text = child_runtime(text, names, depth, agents.max_depth)
         agent = Agent(
             log,
-            parent.providers,
-            parent.tools,
+            base.providers,
+            base.tools,
             ApprovalChain([_never]),  # approvals pinned to `never`: refused, nobody asked
             where,
             lambda _event: None,  # the client sees nothing of a child's work
-            sandbox=parent.sandbox,
-            context=dataclasses.replace(parent.context, runtime=text),
+            sandbox=base.sandbox,
+            context=dataclasses.replace(base.context, runtime=text),
         )
         agent.waiter = lambda: agents.wait(log.id)
+        # A child hosts children of its own: its workflow's agent() calls (the subagent
+        # tools refuse it by depth before asking for a host).
+        spawn, reopen = _spawner(runtime, agents, agent, base)
+        route = lambda: agents.route_of(log.id)  # noqa: E731
+        agents.host(log.id, Host(spawn, route, lambda _c, _s: None, agent.commit, reopen))
         return agent
 
     return spawn, reopen

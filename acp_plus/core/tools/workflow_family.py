@@ -62,12 +62,13 @@ class SessionChildren:
         self.started = 0
 
     async def start(self, request: dict[str, Any]) -> CallerRun:
-        """Start the next child on `{prompt, schema?}` (the service's refusal is the
-        script's `agent() could not start a child` error)."""
+        """Start the next child on `{prompt, schema?, provider?, model?}` (the service's
+        refusal is the script's `agent() could not start a child` error)."""
         self.started += 1
         label = f"{self.name} child {self.started}"
         prompt, schema = str(request["prompt"]), request.get("schema")
-        return await self.agents.start_for_caller(self.session_id, label, prompt, schema)
+        route = (request.get("provider"), request.get("model"))
+        return await self.agents.start_for_caller(self.session_id, label, prompt, schema, *route)
 
 
 def _error(text: str) -> ToolResult:

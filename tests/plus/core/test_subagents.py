@@ -137,10 +137,43 @@ async def test_disposing_a_running_child_stops_it_as_aborted(
     assert agents.listing("p")[0].status == "inactive" and heard == []
 
 
-async def test_a_child_cannot_start_workflow_children_of_its_own() -> None:
+async def test_a_session_nobody_hosts_gets_the_services_refusal() -> None:
     agents = Subagents()
     with pytest.raises(SubagentError, match="subagent tool requires a calling agent"):
         await agents.start_for_caller("nobody", "x child 1", "go")
-    agents._children["c"] = type("C", (), {"depth": 1, "parent": "p"})()
+
+
+async def test_a_childs_own_workflow_children_have_no_depth_limit(
+    rig: tuple[Subagents, list[_Child], list[Any], list[Any]],
+) -> None:
+    """Native's workflow passes no maxDepth: a child's agent() call starts a grandchild
+    (the `subagent` tool, asking for depth 2, is refused)."""
+    agents, made, _, _ = rig
+    first = await agents.start_for_caller("p", "flow child 1", "Run a workflow.")
+    agents.host(first.id, agents._hosts["p"])
+    second = await agents.start_for_caller(first.id, "inner child 1", "Go deeper.")
+    assert [r.depth for r in agents.listing(first.id)] == [2]
     with pytest.raises(SubagentError, match="subagent depth 2 exceeds maxDepth 1"):
-        await agents.start_for_caller("c", "x child 1", "go")
+        await agents.start(first.id, "deeper", "go", fork=False)
+    for child in made:
+        child.release.set()
+    assert (await second.result())["stopReason"] == "completed"
+    await first.result()
+
+
+async def test_a_route_option_replaces_the_route_and_drops_the_parents_effort() -> None:
+    agents = Subagents()
+    routes: list[Any] = []
+
+    class _Recording(_Child):
+        async def run_turn(self, content: Any, route: Any, source: Any = None) -> dict[str, str]:
+            routes.append(route)
+            return {"kind": "completed"}
+
+    spawn: Any = lambda fork, cwd, schema: _Recording(len(routes) + 1, schema)  # noqa: E731
+    route = Route("mock", "mock", "high", True)
+    agents.host("p", Host(spawn, lambda: route, lambda c, s: None, lambda e: None, spawn))
+    for options in [{}, {"model": "mock"}, {"model": "other"}, {"provider": "else"}]:
+        run = await agents.start_for_caller("p", "x", "go", None, **options)
+        await run.result()
+    assert routes == [route, route, Route("mock", "other"), Route("else", "mock")]

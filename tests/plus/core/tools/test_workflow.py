@@ -256,14 +256,15 @@ class _Service:
 
 
 async def test_each_agent_call_starts_a_child_of_the_calling_session_labelled_by_the_run() -> None:
-    """Native's label, `<workflow> child <n>` (list_agents shows it), and the schema."""
+    """Native's label, `<workflow> child <n>` (list_agents shows it), the schema and the
+    route options."""
     service = _Service()
     children = SessionChildren(service, "s-1", "flow")  # type: ignore[arg-type]
     await children.start({"prompt": "a"})
-    await children.start({"prompt": "b", "schema": {"type": "object"}})
+    await children.start({"prompt": "b", "schema": {"type": "object"}, "model": "m"})
     assert service.calls == [
-        ("s-1", "flow child 1", "a", None),
-        ("s-1", "flow child 2", "b", {"type": "object"}),
+        ("s-1", "flow child 1", "a", None, None, None),
+        ("s-1", "flow child 2", "b", {"type": "object"}, None, "m"),
     ]
 
 
