@@ -141,7 +141,10 @@ class WorkflowTool:
         parsed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         async def work(job: Job) -> Outcome:
-            result = await self._run(args, ctx, parsed)
+            try:
+                result = await self._run(args, ctx, parsed)
+            except asyncio.CancelledError:
+                return Outcome("killed")  # native's killed run says no more (not bash's words)
             if result.stop_reason == "completed" and result.rendered is not None:
                 text = render_completed(name, result.agents_started, result.rendered)
                 jobs.append(job, "stdout", text)

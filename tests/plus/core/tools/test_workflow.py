@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from acp_plus.core.tools.base import ToolContext
+from acp_plus.core.tools.job_table import JobTable
 from acp_plus.core.tools.workflow_engine import GUEST_MARK, Limits, RunResult, run_workflow
 from acp_plus.core.tools.workflow_family import CANCELLED, SessionChildren, WorkflowTool
 from acp_plus.core.tools.workflow_text import render_completed
@@ -185,6 +186,29 @@ async def test_cancelling_the_call_ends_the_process_and_disposes_its_children() 
         await task
     assert children.started[0].disposed
     assert _guests() == []
+
+
+async def test_a_killed_background_run_stops_its_child_and_says_only_killed(
+    tmp_path: Path,
+) -> None:
+    """Native's `[status: killed]`, without bash's `killed before exit`
+    (scenarios/tools/workflow-agent-kill compares the whole path)."""
+    children, jobs = _Children(hold=True), JobTable()
+    tool = WorkflowTool(children=children, jobs=jobs)
+    script = "return await agent('text:never')"
+    meta = {"name": "slow", "description": "d"}
+    args = {"meta": meta, "script": script, "run_in_background": True}
+    await tool.run(args, _ctx(tmp_path, "danger-full-access"))
+    [job] = jobs.list("s")
+    for _ in range(200):
+        if children.started:
+            break
+        await asyncio.sleep(0.02)
+    assert children.started
+    jobs.kill(job, None, by_model=True)
+    await asyncio.wait_for(job.settled.wait(), 10)
+    assert (job.status, job.detail) == ("killed", None)
+    assert children.started[0].disposed
 
 
 def _ctx(tmp_path: Path, sandbox: Any = "workspace-write") -> ToolContext:
