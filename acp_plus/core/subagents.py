@@ -16,8 +16,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
+
+from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 
 if TYPE_CHECKING:
     from acp_plus.core.agent import Agent, Route
@@ -79,6 +81,15 @@ def agent_message(sender: str, text: str) -> list[dict[str, Any]]:
     ]
 
 
+def _unstructure(agent: Agent) -> None:
+    """A structured child whose caller has its result: a later message wakes it with
+    the ordinary tools and system prompt, as native's cold-resumed child has them."""
+    tools = agent.tools
+    if isinstance(tools, StructuredTools):
+        guidance = tuple(g for g in agent.context.guidance if g != INSTRUCTION)
+        agent.tools, agent.context = tools.base, replace(agent.context, guidance=guidance)
+
+
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
@@ -126,8 +137,9 @@ class Child:
     route: Route | None
     task: asyncio.Task[Any] | None = field(default=None, repr=False)
     caller: bool = False
-    """Started for a caller that awaits its result (a workflow's `agent()`): no notice to
-    the parent, and the parent's turn is not held for it."""
+    """Working for a caller that awaits its result (a workflow's `agent()`): no notice to
+    the parent, and the parent's turn is not held for it. Once the caller has it, the
+    child is an ordinary one (a message wakes it, its parent hears when it settles)."""
 
     @property
     def status(self) -> str:
@@ -276,7 +288,10 @@ class Subagents:
             except Exception:
                 log.exception("subagent %s failed", child.id)
             events = list(agent.log.events())
-            return run_result(kind, events, _last_turn(events), agent.tools)
+            result = run_result(kind, events, _last_turn(events), agent.tools)
+            _unstructure(agent)
+            child.caller = False  # from now on an ordinary child: a message wakes it
+            return result
 
         task = asyncio.ensure_future(turn())
         child.task = task

@@ -82,6 +82,8 @@ class StructuredTools(ToolRegistry):
 
     def __init__(self, tools: ToolRegistry, schema: dict[str, Any]) -> None:
         self.output = StructuredOutput(schema)
+        self.base = tools
+        """The ordinary tools, the child's once its caller has the result."""
         own = [tool for name in tools.names() if (tool := tools.get(name)) is not None]
         super().__init__([*own, self.output])
 

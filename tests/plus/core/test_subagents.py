@@ -12,7 +12,10 @@ from typing import Any
 import pytest
 
 from acp_plus.core.agent import Route
+from acp_plus.core.context import ModelContext
 from acp_plus.core.subagents import Host, SubagentError, Subagents, run_result
+from acp_plus.core.tools.base import ToolRegistry
+from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 
 
 class _Output:
@@ -80,6 +83,9 @@ class _Child:
         await self.release.wait()
         self.log.said = _said("echo " + content[0]["text"])
         return {"kind": "completed"}
+
+    def steer(self, content: Any, source: Any = None) -> bool:
+        return False  # idle between turns: a message starts a turn of its own
 
 
 @pytest.fixture
@@ -177,3 +183,31 @@ async def test_a_route_option_replaces_the_route_and_drops_the_parents_effort() 
         run = await agents.start_for_caller("p", "x", "go", None, **options)
         await run.result()
     assert routes == [route, route, Route("mock", "other"), Route("else", "mock")]
+
+
+async def test_after_its_run_a_structured_child_is_an_ordinary_one() -> None:
+    """Native's cold-resumed child: no structured_output, no demand for it, and a
+    message wakes it as any child (its parent then waits for its notice)."""
+    agents = Subagents()
+    made: list[_Child] = []
+    plain = ToolRegistry()
+
+    def spawn(fork: bool, cwd: str | None, schema: Any = None) -> Any:
+        child = _Child(len(made) + 1, None)
+        child.tools = StructuredTools(plain, schema)  # type: ignore[assignment]
+        child.context = ModelContext(guidance=("g", INSTRUCTION))  # type: ignore[attr-defined]
+        made.append(child)
+        return child
+
+    route = Route("mock", "mock")
+    agents.host("p", Host(spawn, lambda: route, lambda c, s: None, lambda e: None, spawn))
+    run = await agents.start_for_caller("p", "x child 1", "go", {"type": "object"})
+    made[0].release.set()
+    assert (await run.result())["stopReason"] == "error"  # no result was recorded
+    [child] = made
+    assert child.tools is plain
+    assert child.context.guidance == ("g",)  # type: ignore[attr-defined]
+    child.release.clear()
+    agents.deliver(run.id, [{"type": "text", "text": "more"}], "agent-message")
+    assert agents.running("p")  # an ordinary child's turn: the parent waits for it
+    child.release.set()
