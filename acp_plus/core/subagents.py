@@ -16,10 +16,10 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
+from acp_plus.core.caller_runs import CallerRun, closing_text, run_result, unstructure
 
 if TYPE_CHECKING:
     from acp_plus.core.agent import Agent, Route
@@ -81,30 +81,12 @@ def agent_message(sender: str, text: str) -> list[dict[str, Any]]:
     ]
 
 
-def _unstructure(agent: Agent) -> None:
-    """A structured child whose caller has its result: a later message wakes it with
-    the ordinary tools and system prompt, as native's cold-resumed child has them."""
-    tools = agent.tools
-    if isinstance(tools, StructuredTools):
-        guidance = tuple(g for g in agent.context.guidance if g != INSTRUCTION)
-        agent.tools, agent.context = tools.base, replace(agent.context, guidance=guidance)
-
-
 def _text(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
 def _last_turn(events: Sequence[Mapping[str, Any]]) -> int:
     return max((int(e.get("turn", 0)) for e in events if e.get("type") == "turn/start"), default=0)
-
-
-def closing_text(events: Sequence[Mapping[str, Any]], turn: int) -> list[str]:
-    """The non-empty text blocks of the turn's last assistant message."""
-    for event in reversed(events):
-        if event.get("type") == "assistant/message" and event.get("turn") == turn:
-            blocks = event.get("blocks") or []
-            return [str(b["text"]) for b in blocks if b.get("type") == "text" and b.get("text")]
-    return []
 
 
 @dataclass
@@ -144,47 +126,6 @@ class Child:
     @property
     def status(self) -> str:
         return "running" if self.task is not None and not self.task.done() else "inactive"
-
-
-_STOP_REASONS = {"aborted": "aborted", "interrupted": "aborted", "blocked": "refusal"}
-
-
-def run_result(
-    kind: str, events: Sequence[Mapping[str, Any]], turn: int, tools: Any
-) -> dict[str, Any]:
-    """What a caller reads of a child's settled turn, as native's manager captures it:
-    `output` (the last non-empty assistant message's text blocks), `stopReason` (native's
-    names for the turn's end), and `structured` when a schema's result was recorded;
-    a structured child that completed without one failed (`error`)."""
-    output = [{"type": "text", "text": text} for text in closing_text(events, turn)]
-    reason = _STOP_REASONS.get(kind, kind)
-    if reason not in ("completed", "max-tokens", "aborted", "refusal"):
-        reason = "error"
-    structured = getattr(tools, "output", None)
-    if structured is None:
-        return {"output": output, "stopReason": reason}
-    if structured.recorded:
-        return {"output": output, "stopReason": reason, "structured": structured.value}
-    return {"output": output, "stopReason": "error" if reason == "completed" else reason}
-
-
-@dataclass
-class CallerRun:
-    """A child started for a caller (`Subagents.start_for_caller`): the workflow engine's
-    `ChildRun` (`core/tools/workflow_engine.py`)."""
-
-    id: str
-    task: asyncio.Task[dict[str, Any]] = field(repr=False)
-
-    async def result(self) -> dict[str, Any]:
-        """`{output, stopReason, structured?}` once the child's turn ends."""
-        return await asyncio.shield(self.task)
-
-    async def dispose(self) -> None:
-        """Stop the child's turn if it still runs; it stays listed, inactive."""
-        if not self.task.done():
-            self.task.cancel()
-        await asyncio.wait({self.task})
 
 
 @dataclass(frozen=True)
@@ -289,7 +230,7 @@ class Subagents:
                 log.exception("subagent %s failed", child.id)
             events = list(agent.log.events())
             result = run_result(kind, events, _last_turn(events), agent.tools)
-            _unstructure(agent)
+            unstructure(agent)
             child.caller = False  # from now on an ordinary child: a message wakes it
             return result
 

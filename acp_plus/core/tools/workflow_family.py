@@ -24,8 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from acp_plus.core.caller_runs import CallerRun
 from acp_plus.core.confine import Profile, bwrap_args, hidden_paths, landlock_args
-from acp_plus.core.subagents import CallerRun, Subagents
+from acp_plus.core.subagents import Subagents
 from acp_plus.core.tools.arg_check import arguments_error
 from acp_plus.core.tools.backend import Backend, find_backend
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult

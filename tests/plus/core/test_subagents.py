@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from acp_plus.core.agent import Route
+from acp_plus.core.caller_runs import run_result
 from acp_plus.core.context import ModelContext
-from acp_plus.core.subagents import Host, SubagentError, Subagents, run_result
+from acp_plus.core.subagents import Host, SubagentError, Subagents
 from acp_plus.core.tools.base import ToolRegistry
 from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 
