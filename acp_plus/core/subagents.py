@@ -122,6 +122,8 @@ class Child:
     """Working for a caller that awaits its result (a workflow's `agent()`): no notice to
     the parent, and the parent's turn is not held for it. Once the caller has it, the
     child is an ordinary one (a message wakes it, its parent hears when it settles)."""
+    listed: bool = True
+    """Shown by `list_agents` (and kept in the parent's log): not ralph's rounds (rc.8)."""
 
     @property
     def status(self) -> str:
@@ -198,6 +200,7 @@ class Subagents:
         schema: dict[str, Any] | None = None,
         provider: str | None = None,
         model: str | None = None,
+        listed: bool = True,
     ) -> CallerRun:
         """Start a child whose result its caller awaits (native's `delivery: "caller"`, a
         workflow's `agent()`): its first message is the prompt alone, no notice reaches
@@ -216,9 +219,10 @@ class Subagents:
         if chosen != (route.provider, route.model):  # another model: its own default effort
             route = type(route)(*chosen)
         agent = host.spawn(False, None, schema)
-        child = Child(agent.log.id, parent, label, depth, agent, route, caller=True)
+        child = Child(agent.log.id, parent, label, depth, agent, route, caller=True, listed=listed)
         self._children[child.id] = child
-        host.record(started(child.id, label, depth))  # listed, as native's catalog has it
+        if listed:  # as native's catalog has it; rc.8's one-shot ralph rounds are not
+            host.record(started(child.id, label, depth))
 
         async def turn() -> dict[str, Any]:
             kind = "error"
@@ -319,7 +323,7 @@ class Subagents:
     def listing(self, session_id: str, *, descendants: bool = False) -> list[Row]:
         rows: list[Row] = []
         for child in self._children.values():
-            if child.parent == session_id:
+            if child.parent == session_id and child.listed:
                 rows.append(Row(child.id, child.label, child.status, child.parent, child.depth))
                 if descendants:
                     rows.extend(self.listing(child.id, descendants=True))

@@ -95,7 +95,9 @@ class RalphTool:
     async def _round(self, session: str, label: str, prompt: str) -> dict[str, Any] | None:
         """One round's child, to its report (None: it gave none)."""
         try:
-            child = await self.agents.start_for_caller(session, label, prompt, REPORT_SCHEMA)
+            child = await self.agents.start_for_caller(
+                session, label, prompt, REPORT_SCHEMA, listed=False
+            )  # rc.8's rounds are one-shot children: list_agents shows none of them
         except SubagentError as exc:
             raise RalphError(f"Ralph workflow failed: {exc}") from exc
         try:

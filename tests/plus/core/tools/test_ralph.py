@@ -176,6 +176,9 @@ def test_a_round_cap_native_refuses(requested: Any, message: str) -> None:
 # -- the loop, with real child agents ------------------------------------------------------
 
 
+RECORDED: list[dict[str, Any]] = []
+
+
 async def _tool(server: ParityServer, tmp_path: Path) -> tuple[RalphTool, list[Agent]]:
     provider = ParityStreamProvider(server.url)
     router = Router([provider])
@@ -201,7 +204,8 @@ async def _tool(server: ParityServer, tmp_path: Path) -> tuple[RalphTool, list[A
     def reopen(child_id: str) -> Agent:
         return spawn(False, None, None)
 
-    host = Host(spawn, lambda: ROUTE, lambda c, s: None, lambda e: None, reopen)
+    RECORDED.clear()
+    host = Host(spawn, lambda: ROUTE, lambda c, s: None, RECORDED.append, reopen)
     agents.host("parent", host)
     return tool, children
 
@@ -236,6 +240,8 @@ async def test_rounds_run_fresh_children_until_one_reports_completion(
     assert first.body["messages"][0]["content"][0]["text"] == round_prompt("Fix it", 1, 3, None)
     assert first.body["sessionId"] != second.body["sessionId"]  # a fresh child per round
     assert first.body["system"].endswith(INSTRUCTION)
+    # One-shot children, as rc.8's: neither listed nor kept in the parent's log.
+    assert tool.agents.listing("parent") == [] and RECORDED == []
     refused = [e for e in children[1].log.events() if e["type"] == "tool/result"][-1]
     assert refused["isError"] and "is not executed" in refused["content"][0]["text"]
 
