@@ -130,6 +130,18 @@ def test_a_refused_report_fails_the_run_with_rc8s_engine_text(
     assert _results(ERRORS)[call] == (f"Error: {refused.value}", True)
 
 
+def test_the_size_limits_are_rc8s() -> None:
+    scenario = yaml.safe_load((REPO / "scenarios/tools/ralph-limits.yaml").read_text())
+    big, long = (e["tool_calls"][0]["arguments"] for e in scenario["llm"] if e.get("agent"))
+    results = _results(_rc8("ralph-limits"))
+    with pytest.raises(RalphError) as refused:
+        check_report(big)
+    assert results["call-1"] == (f"Error: {refused.value}", True)
+    check_report(long)  # at the limit, compact
+    assert results["call-2"] == (render_result("complete", 1, long), False)
+    assert results["call-2"][0].endswith("\n\u2026 [truncated]")
+
+
 def test_the_handoff_and_the_result_are_bounded() -> None:
     big = {
         "status": "continue",
