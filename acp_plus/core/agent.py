@@ -329,6 +329,8 @@ class Agent:
                     )
                 if self.gate is not None and self.gate.stopped(turn):
                     return {"kind": "blocked"}  # the reviewer's circuit breaker stopped it
+            if self.tools.concluded:  # native's concludeTurn: no further step
+                return {"kind": "max-tokens" if hit_ceiling else "completed"}
 
     async def _stream_step(
         self, turn: int, request: ModelRequest, route_ref: ev.RouteRef

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from acp_plus.core.caller_runs import CallerRun, closing_text, run_result, unstructure
+
 if TYPE_CHECKING:
     from acp_plus.core.agent import Agent, Route
 
@@ -79,22 +81,22 @@ def agent_message(sender: str, text: str) -> list[dict[str, Any]]:
     ]
 
 
-def closing_text(events: Sequence[Mapping[str, Any]], turn: int) -> list[str]:
-    """The non-empty text blocks of the turn's last assistant message."""
-    for event in reversed(events):
-        if event.get("type") == "assistant/message" and event.get("turn") == turn:
-            blocks = event.get("blocks") or []
-            return [str(b["text"]) for b in blocks if b.get("type") == "text" and b.get("text")]
-    return []
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _last_turn(events: Sequence[Mapping[str, Any]]) -> int:
+    return max((int(e.get("turn", 0)) for e in events if e.get("type") == "turn/start"), default=0)
 
 
 @dataclass
 class Host:
     """What a session that may delegate gives its children."""
 
-    spawn: Callable[[bool, str | None], Agent]
+    spawn: Callable[[bool, str | None, dict[str, Any] | None], Agent]
     """A new child agent over a log of its own: fresh, or (True) seeded with the host's
-    completed turns; in the given working directory (None: the host's)."""
+    completed turns; in the given working directory (None: the host's); given a schema,
+    with native's `structured_output` tool (`core/tools/structured.py`)."""
     route: Callable[[], Route | None]
     deliver: Callable[[list[dict[str, Any]], Source], None]
     """A notice or message for the host's session: its running turn's next step, or a
@@ -115,7 +117,13 @@ class Child:
     agent: Agent | None
     """None for a child of an earlier process until a message wakes it (`adopt`)."""
     route: Route | None
-    task: asyncio.Task[None] | None = field(default=None, repr=False)
+    task: asyncio.Task[Any] | None = field(default=None, repr=False)
+    caller: bool = False
+    """Working for a caller that awaits its result (a workflow's `agent()`): no notice to
+    the parent, and the parent's turn is not held for it. Once the caller has it, the
+    child is an ordinary one (a message wakes it, its parent hears when it settles)."""
+    listed: bool = True
+    """Shown by `list_agents` (and kept in the parent's log): not ralph's rounds (rc.8)."""
 
     @property
     def status(self) -> str:
@@ -173,7 +181,7 @@ class Subagents:
         route = host.route()
         if route is None:
             raise SubagentError("no model route to start a subagent on")
-        agent = host.spawn(fork, cwd)
+        agent = host.spawn(fork, cwd, None)
         child = Child(agent.log.id, parent, label, depth, agent, route)
         self._children[child.id] = child
         host.record(started(child.id, label, depth))
@@ -183,6 +191,61 @@ class Subagents:
         ]
         self._run(child, content, None)
         return child.id
+
+    async def start_for_caller(
+        self,
+        parent: str,
+        label: str,
+        prompt: str,
+        schema: dict[str, Any] | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        listed: bool = True,
+    ) -> CallerRun:
+        """Start a child whose result its caller awaits (native's `delivery: "caller"`, a
+        workflow's `agent()`): its first message is the prompt alone, no notice reaches
+        the parent, and, given a schema, it must report through `structured_output`.
+        `provider`/`model` replace the parent's route (a changed one drops the parent's
+        effort for the model's default, as native's does). Native sets no depth
+        limit here: a child's own workflow starts children of its own."""
+        depth = self.depth(parent) + 1
+        host = self._hosts.get(parent)
+        if host is None:
+            raise SubagentError("subagent tool requires a calling agent")
+        route = host.route()
+        if route is None:
+            raise SubagentError("no model route to start a subagent on")
+        chosen = (provider or route.provider, model or route.model)
+        if chosen != (route.provider, route.model):  # another model: its own default effort
+            route = type(route)(*chosen)
+        agent = host.spawn(False, None, schema)
+        child = Child(agent.log.id, parent, label, depth, agent, route, caller=True, listed=listed)
+        self._children[child.id] = child
+        if listed:  # as native's catalog has it; rc.8's one-shot ralph rounds are not
+            host.record(started(child.id, label, depth))
+
+        async def turn() -> dict[str, Any]:
+            kind = "error"
+            try:
+                kind = str((await agent.run_turn([_text(prompt)], route, None)).get("kind"))
+            except asyncio.CancelledError:
+                kind = "aborted"  # disposed: the caller no longer waits
+            except Exception:
+                log.exception("subagent %s failed", child.id)
+            events = list(agent.log.events())
+            result = run_result(kind, events, _last_turn(events), agent.tools)
+            unstructure(agent)
+            child.caller = False  # from now on an ordinary child: a message wakes it
+            return result
+
+        task = asyncio.ensure_future(turn())
+        child.task = task
+        return CallerRun(child.id, task)
+
+    def route_of(self, session_id: str) -> Route | None:
+        """A child's route (a child hosting its workflow's children starts them on it)."""
+        child = self._children.get(session_id)
+        return None if child is None else child.route
 
     def adopt(self, session_id: str, events: Sequence[Mapping[str, Any]]) -> None:
         """The children a session's log says it started (a resumed or loaded session):
@@ -223,10 +286,7 @@ class Subagents:
         except Exception:
             log.exception("subagent %s failed", child.id)
         events = list(agent.log.events())
-        turn = max(
-            (int(e.get("turn", 0)) for e in events if e.get("type") == "turn/start"), default=0
-        )
-        closing = closing_text(events, turn) if kind != "error" else []
+        closing = closing_text(events, _last_turn(events)) if kind != "error" else []
         self.deliver(child.parent, settlement(child.id, kind, closing), "subagent-notice")
 
     def deliver(self, session_id: str, content: list[dict[str, Any]], source: Source) -> None:
@@ -244,8 +304,10 @@ class Subagents:
         self._woken.setdefault(session_id, asyncio.Event()).set()
 
     def running(self, session_id: str) -> bool:
+        """Whether a child of the session works that will send it a notice."""
         return any(
-            c.parent == session_id and c.status == "running" for c in self._children.values()
+            c.parent == session_id and c.status == "running" and not c.caller
+            for c in self._children.values()
         )
 
     async def wait(self, session_id: str) -> bool:
@@ -261,7 +323,7 @@ class Subagents:
     def listing(self, session_id: str, *, descendants: bool = False) -> list[Row]:
         rows: list[Row] = []
         for child in self._children.values():
-            if child.parent == session_id:
+            if child.parent == session_id and child.listed:
                 rows.append(Row(child.id, child.label, child.status, child.parent, child.depth))
                 if descendants:
                     rows.extend(self.listing(child.id, descendants=True))

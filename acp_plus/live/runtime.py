@@ -95,7 +95,8 @@ class Runtime:
     goals: GoalBook | None = None
     """The live sessions' goals, when the goal tools run (the round driver reads them)."""
     subagents: Subagents | None = None
-    """The child agents the `subagent` tools start, when that family is offered."""
+    """The child agents the `subagent` tools, workflow runs and ralph's rounds start, when
+    one of those families is offered."""
 
     async def catalog(self) -> list[model_control.ProviderCatalog]:
         """Provider catalogs in the shape `model_control` reads."""
@@ -143,7 +144,8 @@ async def build_runtime(config: Config) -> Runtime:
 
     jobs = JobTable() if config.builtin_tools else None
     goals = GoalBook() if "goal" in config.builtin_tools else None
-    subagents = Subagents() if "subagent" in config.builtin_tools else None
+    delegating = {"subagent", "workflow", "ralph"} & set(config.builtin_tools)
+    subagents = Subagents() if delegating else None  # agent() and ralph's rounds start them too
     setup = ToolSetup(home=config.home, jobs=jobs, goals=goals, subagents=subagents)
     own = offered(select(config.builtin_tools), setup)
     if own.missing:

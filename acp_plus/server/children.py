@@ -5,7 +5,8 @@ The child runs on the parent's provider and route, tools, sandbox and workspace,
 log of its own (origin `subagent`, so `session/list` never shows it) and no client to
 ask: native pins a delegated child's approval policy to `never`, so anything that needs
 approval is refused. Nothing of its work reaches the client; its parent's model hears
-of it through the settlement notice (`core/subagents.py`).
+of it through the settlement notice (`core/subagents.py`), or a workflow's script through
+its `agent()` call (a child started with a schema gets native's `structured_output`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_plus.core.context import _APPROVAL_ASK, _APPROVAL_NEVER
 from acp_plus.core.subagents import Host, Source, Subagents
+from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 from acp_plus.core.tools.subagent_family import DELEGATION_TOOLS
 
 if TYPE_CHECKING:
@@ -106,17 +108,29 @@ async def _never(request: ApprovalRequest) -> ApprovalOutcome:
     return "rejected"
 
 
-def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, Any]:
+def _spawner(
+    runtime: Runtime, agents: Subagents, parent: Agent, root: Agent | None = None
+) -> tuple[Any, Any]:
+    """How `parent` starts children. Its tools, system prompt, runtime context and route
+    come from the session's own agent (`root`): a workflow child's own children (its
+    agent() calls) are made like it, not from a child's narrowed context."""
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
 
-    def spawn(fork: bool, cwd: str | None) -> Agent:
+    base = root or parent
+
+    def spawn(fork: bool, cwd: str | None, schema: dict[str, Any] | None) -> Agent:
         where = parent.cwd if cwd is None else (parent.cwd / Path(cwd)).resolve()
         log = runtime.store.create(str(where), origin="subagent")
         if fork:
             for event in completed_turns(parent.log.events()):
                 log.append(event)
-        return child(log, where)
+        agent = child(log, where)
+        if schema is not None:  # native's structured child: the tool, and the demand last
+            agent.tools = StructuredTools(base.tools, schema)
+            guidance = (*agent.context.guidance, INSTRUCTION)
+            agent.context = dataclasses.replace(agent.context, guidance=guidance)
+        return agent
 
     def reopen(child_id: str) -> Agent:
         log = runtime.store.open(child_id)
@@ -125,21 +139,26 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, A
 
     def child(log: SessionLog, where: Path) -> Agent:
         depth = agents.depth(parent.log.id) + 1
-        text = parent.context.runtime
+        text = base.context.runtime
         if text is not None:
-            names = parent.tools.names()
+            names = base.tools.names()
             text = child_runtime(text, names, depth, agents.max_depth)
         agent = Agent(
             log,
-            parent.providers,
-            parent.tools,
+            base.providers,
+            base.tools,
             ApprovalChain([_never]),  # approvals pinned to `never`: refused, nobody asked
             where,
             lambda _event: None,  # the client sees nothing of a child's work
-            sandbox=parent.sandbox,
-            context=dataclasses.replace(parent.context, runtime=text),
+            sandbox=base.sandbox,
+            context=dataclasses.replace(base.context, runtime=text),
         )
         agent.waiter = lambda: agents.wait(log.id)
+        # A child hosts children of its own: its workflow's agent() calls (the subagent
+        # tools refuse it by depth before asking for a host).
+        spawn, reopen = _spawner(runtime, agents, agent, base)
+        route = lambda: agents.route_of(log.id)  # noqa: E731
+        agents.host(log.id, Host(spawn, route, lambda _c, _s: None, agent.commit, reopen))
         return agent
 
     return spawn, reopen

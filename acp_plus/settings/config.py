@@ -19,7 +19,7 @@ from acp_plus.core.context import (
     InstructionSettings,
     persona_problem,
 )
-from acp_plus.core.tools.families import IMPLEMENTED
+from acp_plus.core.tools.families import DEFAULT_FAMILIES
 from acp_plus.protocol.model_control import Effort
 from acp_plus.settings.approvals_config import build_approvals
 from acp_plus.settings.config_schema import SCHEMA, ConfigError, check
@@ -112,7 +112,7 @@ class Config:
     enable_session_load: bool = True
     enable_additional_directories: bool = True
     sandbox: str = "workspace-write"
-    builtin_tools: tuple[str, ...] = IMPLEMENTED
+    builtin_tools: tuple[str, ...] = DEFAULT_FAMILIES
     """The built-in tool families offered, by name (`acp_plus/core/tools/families.py`)."""
     hooks: bool = False
     """Run `hooks.json` / `codex-hooks.json` of the launch directory around every tool
@@ -252,9 +252,10 @@ def build(raw: dict[str, Any], home: Path) -> Config:
 
 
 def _families(value: bool | list[str]) -> tuple[str, ...]:
-    """`builtin_tools` as family names: true is every family acp-plus implements."""
+    """`builtin_tools` as family names: true is every family acp-plus offers by default
+    (native 0.2.1-rc.2's; `ralph` only when named)."""
     if isinstance(value, bool):
-        return IMPLEMENTED if value else ()
+        return DEFAULT_FAMILIES if value else ()
     return tuple(dict.fromkeys(value))
 
 

@@ -2,9 +2,10 @@
 before a tool runs: every violation in schema-walk order, in native's words, joined into
 one `invalid arguments: ...` error (`arguments_error`).
 
-Only the schema subset native's tools declare: `object` (properties, required,
-`additionalProperties: false`), `array` (items), the scalars with `enum`. A path is
-dotted (`todos[0].status`); the root is called `arguments`.
+The schema subset native checks: `object` (properties, required, `additionalProperties:
+false`), `array` (items), the scalars with `enum` and `const`, and `oneOf` (exactly one
+branch must match; a workflow child's structured output may use it). A path is dotted
+(`todos[0].status`); the root is called `arguments`, or what `path` names.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ _TYPE_CHECKS: dict[str, tuple[str, Any]] = {
     "string": ("a string", lambda v: isinstance(v, str)),
     "boolean": ("a boolean", lambda v: isinstance(v, bool)),
     "number": (
-        "a number",
+        "a number",  # JSON gives no non-finite number: `tool_arguments` refuses them
         lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     ),
     "integer": (
@@ -50,6 +51,12 @@ def violations(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
     """Every way `value` breaks `schema`, in native's order and wording."""
     kind = schema.get("type")
     where = f'"{_path(path)}"'
+    branches = schema.get("oneOf")
+    if isinstance(branches, list):
+        matched = sum(1 for branch in branches if not violations(branch, value, path))
+        if matched == 1:
+            return []
+        return [f"{where} must match exactly one oneOf branch (matched {matched})"]
     if kind == "object":
         if not isinstance(value, dict):
             return [f"{where} must be an object"]
@@ -83,9 +90,16 @@ def violations(schema: dict[str, Any], value: Any, path: str = "") -> list[str]:
         if not check(value):
             return [f"{where} must be {noun}"]
         allowed = schema.get("enum")
-        if isinstance(allowed, list) and value not in allowed:
+        if isinstance(allowed, list) and not any(_same(value, entry) for entry in allowed):
             return [f"{where} must be one of {_js(allowed)}"]
+        if "const" in schema and not _same(value, schema["const"]):
+            return [f"{where} must be {_js(schema['const'])}"]
     return []
+
+
+def _same(value: Any, entry: Any) -> bool:
+    """JavaScript's `===` on JSON scalars: `true` is not `1`, `1.0` is `1`."""
+    return isinstance(value, bool) == isinstance(entry, bool) and value == entry
 
 
 def arguments_error(schema: dict[str, Any], value: Any) -> str | None:

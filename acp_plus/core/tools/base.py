@@ -110,6 +110,12 @@ class ToolRegistry:
         """The tool called `name`, if any."""
         return self._tools.get(name)
 
+    @property
+    def concluded(self) -> bool:
+        """Whether a call ended the turn: it ends after this step (a structured child's
+        recorded result, `structured.StructuredTools`)."""
+        return False
+
     def names(self) -> list[str]:
         """Registered names, in order."""
         return list(self._tools)

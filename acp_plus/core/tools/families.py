@@ -39,7 +39,8 @@ class ToolSetup:
     goals: GoalBook | None = None
     """The live sessions' goals the goal tools read and change (one book a process)."""
     subagents: Subagents | None = None
-    """The child agents the `subagent` tools start (one service a process)."""
+    """The child agents the `subagent` tools, workflow runs and ralph's rounds start
+    (one service a process)."""
     families: frozenset[str] = frozenset()
     """The families offered with this one (`offered` sets it): `bash` runs in the
     background only beside `jobs`, as native's job controller comes with the job tools."""
@@ -58,6 +59,9 @@ class Family:
     name: str
     tools: Callable[[ToolSetup], Sequence[Tool]] | None = None
     guidance: Guidance = ()
+    default: bool = True
+    """Offered by `builtin_tools = true`: False for a family the reference native
+    (0.2.1-rc.2) does not mount, offered only when named."""
 
     def paragraphs(self, offered: Collection[str]) -> Sequence[str]:
         """This family's guidance, given every built-in tool name offered."""
@@ -155,13 +159,27 @@ def _fs_guidance(offered: Collection[str]) -> Sequence[str]:
 def _workflow(setup: ToolSetup) -> Sequence[Tool]:
     from acp_plus.core.tools.workflow_family import workflow_tools
 
-    return workflow_tools(_homes(setup), _jobs(setup) if "jobs" in setup.families else None)
+    jobs = _jobs(setup) if "jobs" in setup.families else None
+    return workflow_tools(_homes(setup), jobs, setup.subagents)
 
 
 def _workflow_guidance(offered: Collection[str]) -> Sequence[str]:
     from acp_plus.core.tools.workflow_text import GUIDANCE
 
     return GUIDANCE
+
+
+def _ralph(setup: ToolSetup) -> Sequence[Tool]:
+    from acp_plus.core.subagents import Subagents
+    from acp_plus.core.tools.ralph_family import ralph_tools
+
+    return ralph_tools(setup.subagents or Subagents())
+
+
+def _ralph_guidance(offered: Collection[str]) -> Sequence[str]:
+    from acp_plus.core.tools.ralph_family import RALPH_GUIDANCE
+
+    return RALPH_GUIDANCE
 
 
 def _subagent(setup: ToolSetup) -> Sequence[Tool]:
@@ -189,7 +207,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("web"),
     Family("goal", _goal, _goal_guidance),
     Family("workflow", _workflow, _workflow_guidance),
-    Family("ralph"),
+    Family("ralph", _ralph, _ralph_guidance, default=False),  # 0.1.0-rc.8's alone
     Family("subagent", _subagent, _subagent_guidance),
     Family("hooks"),
 )
@@ -197,7 +215,11 @@ FAMILIES: tuple[Family, ...] = (
 
 FAMILY_NAMES: tuple[str, ...] = tuple(family.name for family in FAMILIES)
 IMPLEMENTED: tuple[str, ...] = tuple(f.name for f in FAMILIES if f.tools is not None)
-"""The families acp-plus offers (`builtin_tools = true`)."""
+"""The families acp-plus implements, each offered when `builtin_tools` names it."""
+DEFAULT_FAMILIES: tuple[str, ...] = tuple(
+    f.name for f in FAMILIES if f.tools is not None and f.default
+)
+"""The families `builtin_tools = true` offers: native 0.2.1-rc.2's (the reference's)."""
 
 
 def select(names: Collection[str]) -> tuple[Family, ...]:

@@ -246,23 +246,11 @@ async def _read_all(stream: asyncio.StreamReader | None) -> bytes:
     return tail
 
 
-class NoChildren:
-    """A run with no child agents to give: every `agent()` call is refused."""
-
-    def __init__(self, reason: str):
-        self.reason = reason
-
-    async def start(self, request: dict[str, Any]) -> ChildRun:
-        """Refuse (the script's `agent()` call fails with the reason)."""
-        raise RuntimeError(self.reason)
-
-
 __all__ = [
     "GUEST_MARK",
     "ChildRun",
     "Children",
     "Limits",
-    "NoChildren",
     "ParseError",
     "RunResult",
     "run_workflow",

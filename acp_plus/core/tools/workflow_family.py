@@ -8,8 +8,10 @@ Node process (`workflow_engine.py`), confined like a `bash` command of the sessi
 standing sandbox mode: the script has no file APIs, but the vm it runs in is no
 security boundary, so the process is what holds it.
 
-Child agents come from `children` (`workflow_engine.Children`); where acp-plus has none
-to give, `agent()` fails as a child that cannot start does (docs/acp-plus.md).
+Child agents come from the subagent service (`core/subagents.py`), as native's engine
+starts them: a child of the calling session per `agent()` call, labelled
+`<workflow> child <n>`, whose result the script awaits (`SessionChildren`); a test may
+give stand-in `children` instead (`workflow_engine.Children`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from acp_plus.core.caller_runs import CallerRun
 from acp_plus.core.confine import Profile, bwrap_args, hidden_paths, landlock_args
+from acp_plus.core.subagents import Subagents
 from acp_plus.core.tools.arg_check import arguments_error
 from acp_plus.core.tools.backend import Backend, find_backend
 from acp_plus.core.tools.base import Tool, ToolContext, ToolResult
@@ -30,7 +34,6 @@ from acp_plus.core.tools.job_table import Job, JobError, JobTable, Outcome
 from acp_plus.core.tools.workflow_engine import (
     Children,
     Limits,
-    NoChildren,
     ParseError,
     RunResult,
     run_workflow,
@@ -44,9 +47,29 @@ from acp_plus.core.tools.workflow_text import (
     render_failure,
 )
 
-NO_SUBAGENTS = "acp-plus has no subagents to start yet"
 NO_NODE = "workflow runtime unavailable: node was not found on PATH"
-"""Why `agent()` fails in acp-plus until the subagent family is built (docs/acp-plus.md)."""
+CANCELLED = "Error: workflow run was cancelled (workflow run cancelled: workflow signal aborted)"
+"""Native's result for a run whose call was cancelled (the turn's abort reached it)."""
+
+
+class SessionChildren:
+    """One run's children from the subagent service: each a child of the calling session
+    (native's `startActivation` with `delivery: "caller"`), numbered by the run."""
+
+    def __init__(self, agents: Subagents, session_id: str, name: str) -> None:
+        self.agents = agents
+        self.session_id = session_id
+        self.name = name
+        self.started = 0
+
+    async def start(self, request: dict[str, Any]) -> CallerRun:
+        """Start the next child on `{prompt, schema?, provider?, model?}` (the service's
+        refusal is the script's `agent() could not start a child` error)."""
+        self.started += 1
+        label = f"{self.name} child {self.started}"
+        prompt, schema = str(request["prompt"]), request.get("schema")
+        route = (request.get("provider"), request.get("model"))
+        return await self.agents.start_for_caller(self.session_id, label, prompt, schema, *route)
 
 
 def _error(text: str) -> ToolResult:
@@ -64,18 +87,21 @@ class WorkflowTool:
     name = "workflow"
     description = DESCRIPTION
     parameters = PARAMETERS
+    cancelled_text = CANCELLED
 
     def __init__(
         self,
         homes: Sequence[Path] = (),
         *,
+        agents: Subagents | None = None,
         children: Children | None = None,
         jobs: JobTable | None = None,
         find: Callable[[], Backend | None] = find_backend,
         limits: Limits | None = None,
     ) -> None:
         self.homes = tuple(home.resolve(strict=False) for home in homes)
-        self.children: Children = children or NoChildren(NO_SUBAGENTS)
+        self.agents = agents or Subagents()
+        self.children = children
         self.jobs = jobs
         self.find = find
         self.limits = limits or Limits.for_machine()
@@ -116,7 +142,10 @@ class WorkflowTool:
         parsed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         async def work(job: Job) -> Outcome:
-            result = await self._run(args, ctx, parsed)
+            try:
+                result = await self._run(args, ctx, parsed)
+            except asyncio.CancelledError:
+                return Outcome("killed")  # native's killed run says no more (not bash's words)
             if result.stop_reason == "completed" and result.rendered is not None:
                 text = render_completed(name, result.agents_started, result.rendered)
                 jobs.append(job, "stdout", text)
@@ -149,6 +178,7 @@ class WorkflowTool:
         parsed: asyncio.Future[None] | None = None,
     ) -> RunResult:
         """The script in its confined guest, to its end (`ParseError`: it never ran)."""
+        name = str(args["meta"]["name"])
         node = shutil.which("node")
         if node is None:
             return RunResult("error", 0, error=NO_NODE)
@@ -165,7 +195,7 @@ class WorkflowTool:
                 body=str(args["script"]),
                 args=args.get("args"),
                 limits=self.limits,
-                children=self.children,
+                children=self.children or SessionChildren(self.agents, ctx.session_id, name),
                 env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                 parsed=parsed,
             )
@@ -194,10 +224,13 @@ class WorkflowTool:
         return [*backend.prefix(), *landlock_args(profile, tmpdir)], tmpdir
 
 
-def workflow_tools(homes: Sequence[Path] = (), jobs: JobTable | None = None) -> list[Tool]:
-    """The family's tools: `workflow`, in the background only given `jobs` (the job
-    tools' table: native's background runs come with the job tools)."""
-    return [WorkflowTool(homes, jobs=jobs)]
+def workflow_tools(
+    homes: Sequence[Path] = (), jobs: JobTable | None = None, agents: Subagents | None = None
+) -> list[Tool]:
+    """The family's tools: `workflow`, its children from `agents` (the process's subagent
+    service), in the background only given `jobs` (the job tools' table: native's
+    background runs come with the job tools)."""
+    return [WorkflowTool(homes, agents=agents, jobs=jobs)]
 
 
-__all__ = ["NO_SUBAGENTS", "WorkflowTool", "workflow_tools"]
+__all__ = ["CANCELLED", "SessionChildren", "WorkflowTool", "workflow_tools"]

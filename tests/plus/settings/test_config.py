@@ -152,14 +152,16 @@ def test_hooks_are_an_opt_in() -> None:
         ),
         (False, ()),
         (["fs", "web", "fs"], ("fs", "web")),
+        (["ralph"], ("ralph",)),
         ([], ()),
     ],
 )
 def test_builtin_tools_is_a_switch_or_a_list_of_families(
     value: bool | list[str], families: tuple[str, ...]
 ) -> None:
-    """true: every family acp-plus implements; a list: native's family names, a family
-    acp-plus lacks included (it then offers nothing for it, and says so)."""
+    """true: every family acp-plus offers by default (native 0.2.1-rc.2's: not ralph); a
+    list: native's family names, a family acp-plus lacks included (it then offers nothing
+    for it, and says so)."""
     assert build({"builtin_tools": value}, HOME).builtin_tools == families
 
 

@@ -13,6 +13,7 @@ import pytest
 from acp_plus.core.context import DEFAULT_IDENTITY, DEFAULT_PERSONA, system_prompt
 from acp_plus.core.tools.base import Tool
 from acp_plus.core.tools.families import (
+    DEFAULT_FAMILIES,
     FAMILIES,
     FAMILY_NAMES,
     IMPLEMENTED,
@@ -43,9 +44,20 @@ def test_the_implemented_families_offer_their_tools_and_the_rest_is_missing() ->
         "skill",
         "goal",
         "workflow",
+        "ralph",
         "subagent",
     )
     assert set(IMPLEMENTED) < set(FAMILY_NAMES) == {f.name for f in FAMILIES}
+    # `builtin_tools = true` offers native 0.2.1-rc.2's families: it mounts no ralph.
+    assert tuple(name for name in IMPLEMENTED if name != "ralph") == DEFAULT_FAMILIES
+
+
+def test_ralph_is_offered_when_named_with_its_paragraph() -> None:
+    from acp_plus.core.tools.ralph_text import GUIDANCE
+
+    offer = offered(select(["ralph"]), ToolSetup())
+    assert [t.name for t in offer.tools] == ["ralph"]
+    assert offer.guidance == GUIDANCE and offer.missing == ()
 
 
 def _tool(name: str) -> Tool:

@@ -105,7 +105,7 @@ async def test_children_are_listed_messaged_interrupted_and_waited_for() -> None
     made: list[_Child] = []
     heard: list[Any] = []
 
-    def spawn(fork: bool, cwd: str | None) -> Any:
+    def spawn(fork: bool, cwd: str | None, schema: Any = None) -> Any:
         made.append(_Child(len(made) + 1))
         return made[-1]
 

@@ -1,9 +1,11 @@
-"""acp-plus's `workflow` tool: the guest Node process and its host, with child agents
-given by a fake `Children` (what native's scenarios cannot show without a child agent
-scripted), the limits, cancellation, and the sandbox the script's process runs in.
+"""acp-plus's `workflow` tool: the guest Node process and its host, with stand-in child
+agents (a fake `Children`: the engine's side of children, crashes and limits no scenario
+can script), cancellation, the sandbox the script's process runs in, and the children's
+labels and the cancelled text the tool gives the subagent service and the model.
 
-What native shows without child agents (the definition, the checks before a run, the
-hooks' errors, the rendering) is compared live by scenarios/tools/workflow-*.yaml.
+What native shows (the definition, the checks before a run, the hooks' errors, the
+rendering, real children through the subagent service) is compared live by
+scenarios/tools/workflow-*.yaml.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from typing import Any
 import pytest
 
 from acp_plus.core.tools.base import ToolContext
+from acp_plus.core.tools.job_table import JobTable
 from acp_plus.core.tools.workflow_engine import GUEST_MARK, Limits, RunResult, run_workflow
-from acp_plus.core.tools.workflow_family import NO_SUBAGENTS, WorkflowTool
+from acp_plus.core.tools.workflow_family import CANCELLED, SessionChildren, WorkflowTool
 from acp_plus.core.tools.workflow_text import render_completed
 
 NODE = shutil.which("node")
@@ -185,6 +188,29 @@ async def test_cancelling_the_call_ends_the_process_and_disposes_its_children() 
     assert _guests() == []
 
 
+async def test_a_killed_background_run_stops_its_child_and_says_only_killed(
+    tmp_path: Path,
+) -> None:
+    """Native's `[status: killed]`, without bash's `killed before exit`
+    (scenarios/tools/workflow-agent-kill compares the whole path)."""
+    children, jobs = _Children(hold=True), JobTable()
+    tool = WorkflowTool(children=children, jobs=jobs)
+    script = "return await agent('text:never')"
+    meta = {"name": "slow", "description": "d"}
+    args = {"meta": meta, "script": script, "run_in_background": True}
+    await tool.run(args, _ctx(tmp_path, "danger-full-access"))
+    [job] = jobs.list("s")
+    for _ in range(200):
+        if children.started:
+            break
+        await asyncio.sleep(0.02)
+    assert children.started
+    jobs.kill(job, None, by_model=True)
+    await asyncio.wait_for(job.settled.wait(), 10)
+    assert (job.status, job.detail) == ("killed", None)
+    assert children.started[0].disposed
+
+
 def _ctx(tmp_path: Path, sandbox: Any = "workspace-write") -> ToolContext:
     return ToolContext(session_id="s", cwd=tmp_path, call_id="c", turn=1, sandbox=sandbox)
 
@@ -227,7 +253,11 @@ async def test_a_script_escaping_the_vm_is_held_by_the_sandbox(tmp_path: Path) -
     assert {name.strip().strip('"') for name in env.split(",")} <= {"PATH", "PWD"}
 
 
-async def test_agent_without_subagents_fails_as_a_child_that_cannot_start(tmp_path: Path) -> None:
+async def test_agent_outside_a_hosting_session_fails_as_a_child_that_cannot_start(
+    tmp_path: Path,
+) -> None:
+    """The children are the subagent service's: a session it does not host (no live
+    session registered it) gets the service's refusal as the script's error."""
     tool = WorkflowTool()
     out = await tool.run(
         {"meta": {"name": "fan", "description": "d"}, "script": "return await agent('go')"},
@@ -236,8 +266,37 @@ async def test_agent_without_subagents_fails_as_a_child_that_cannot_start(tmp_pa
     assert out.is_error
     assert out.content[0]["text"].startswith(
         "Error: workflow run failed: WorkflowError: agent() could not start a child: "
-        f"Error: {NO_SUBAGENTS}"
+        "Error: subagent tool requires a calling agent"
     )
+
+
+class _Service:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+
+    async def start_for_caller(self, *args: Any) -> str:
+        self.calls.append(args)
+        return "run"
+
+
+async def test_each_agent_call_starts_a_child_of_the_calling_session_labelled_by_the_run() -> None:
+    """Native's label, `<workflow> child <n>` (list_agents shows it), the schema and the
+    route options."""
+    service = _Service()
+    children = SessionChildren(service, "s-1", "flow")  # type: ignore[arg-type]
+    await children.start({"prompt": "a"})
+    await children.start({"prompt": "b", "schema": {"type": "object"}, "model": "m"})
+    assert service.calls == [
+        ("s-1", "flow child 1", "a", None, None, None),
+        ("s-1", "flow child 2", "b", {"type": "object"}, None, "m"),
+    ]
+
+
+def test_a_cancelled_run_reads_as_natives() -> None:
+    snapshot = Path(__file__).parents[4] / "snapshots/tools/workflow-agent-cancel/native.yaml"
+    text = snapshot.read_text()
+    assert f"text: '{CANCELLED}'" in text
+    assert WorkflowTool().cancelled_text == CANCELLED
 
 
 def test_a_long_value_is_cut_in_utf16_units_with_the_count_cut() -> None:
