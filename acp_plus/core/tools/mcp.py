@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from acp_plus.core.js_json import JS_WHITESPACE, js_text
 from acp_plus.core.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -119,6 +120,11 @@ class McpConnection:
         self._start_timeout = start_timeout
         self._client: Client | None = None
         self._tools: list[Any] = []
+        self.has_resources = False
+        """Whether the server declared the resources capability at `initialize`."""
+        self.instructions = ""
+        """The server's instructions, trailing whitespace cut as JavaScript's `trimEnd`
+        cuts it ("" for none)."""
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._ready = False
@@ -179,6 +185,8 @@ class McpConnection:
                     if not cursor:
                         break
                 self._client, self._tools = client, tools
+                self.has_resources = client.server_capabilities.resources is not None
+                self.instructions = js_text(client.instructions or "").rstrip(JS_WHITESPACE)
                 self._ready = True
                 ready.set_result(None)
                 await self._stop.wait()
@@ -205,6 +213,26 @@ class McpConnection:
         result = await client.call_tool(tool, arguments)
         return ToolResult(convert_content(list(result.content)), bool(result.is_error))
 
+    def _connected(self) -> Client:
+        client = self._client
+        if client is None:  # native's words for a server that went away
+            raise McpStartError(f"mcp-client({self.name}): server is disconnected")
+        return client
+
+    async def resources(self, kind: str, cursor: str | None) -> dict[str, Any]:
+        """One page of the server's `resources` or `resourceTemplates`, as the keys it
+        sent (an error the server answers raises with its message)."""
+        client = self._connected()
+        if kind == "resources":
+            page: Any = await client.list_resources(cursor=cursor, cache_mode="bypass")
+        else:
+            page = await client.list_resource_templates(cursor=cursor, cache_mode="bypass")
+        return _sent(page)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        """The server's `resources/read` result for `uri`, as the keys it sent."""
+        return _sent(await self._connected().read_resource(uri, cache_mode="bypass"))
+
     async def aclose(self) -> None:
         """Stop the session and the server process (idempotent).
 
@@ -225,6 +253,12 @@ class McpConnection:
         # Never raises the task's own end; the SDK's shutdown inside it is shielded, so
         # even if this wait is cancelled the server process is still stopped.
         await asyncio.wait({task})
+
+
+def _sent(result: Any) -> dict[str, Any]:
+    # The keys the server sent (the SDK's defaults left out), in wire form.
+    sent: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return sent
 
 
 def _describe(exc: BaseException) -> str:
