@@ -71,6 +71,28 @@ async def test_stdio_tools_are_namespaced_and_callable(
     assert failed.is_error and "boom" in failed.content[0]["text"]
 
 
+async def test_a_connection_reads_the_servers_resources_and_instructions(
+    tmp_path: Path,
+) -> None:
+    conn = McpConnection(_stdio(tmp_path))
+    await conn.start()
+    try:
+        assert conn.has_resources
+        assert conn.instructions == "Fixture tools."  # JavaScript's trimEnd: U+FEFF too
+        listed = await conn.resources("resources", None)
+        assert [(r["uri"], r["name"]) for r in listed["resources"]] == [("mem://note", "note")]
+        templates = await conn.resources("resourceTemplates", None)
+        assert templates["resourceTemplates"] == []
+        read = await conn.read_resource("mem://note")
+        assert read["contents"] == [
+            {"uri": "mem://note", "mimeType": "text/plain", "text": "hello"}
+        ]
+    finally:
+        await conn.aclose()
+    with pytest.raises(McpStartError, match=r"^mcp-client\(fx\): server is disconnected$"):
+        await conn.resources("resources", None)
+
+
 async def test_cancelling_a_hanging_mcp_call_is_prompt(
     stdio_conn: McpConnection, tmp_path: Path
 ) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from acp_plus.core.tools.base import ToolContext
+from acp_plus.core.tools.base import ToolContext, cancelled_text
 from acp_plus.core.tools.mcp_resources import (
     LIST_PARAMETERS,
     MAX_PAGES,
@@ -77,6 +77,8 @@ def test_the_tools_are_natives_definitions() -> None:
     assert [t.parameters for t in tools] == [LIST_PARAMETERS, LIST_PARAMETERS, READ_PARAMETERS]
     assert READ_PARAMETERS["required"] == ["server", "uri"]
     assert all(t.approval_reason({}, CTX) is None for t in tools)
+    # Cancelled while its request runs: the request rejects with the turn's abort reason.
+    assert {cancelled_text(t) for t in tools} == {"Error: [object Object]"}
     assert resource_tools({}) == []
 
 
