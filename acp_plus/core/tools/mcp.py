@@ -21,7 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from acp_plus.core.js_json import JS_WHITESPACE, js_text
+from acp_plus.core.js_json import JS_WHITESPACE, js_text, node_utf8
 from acp_plus.core.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -184,9 +184,11 @@ class McpConnection:
                     cursor = page.next_cursor
                     if not cursor:
                         break
+                instructions = js_text(client.instructions or "").rstrip(JS_WHITESPACE)
+                check_instructions(self.name, instructions)
                 self._client, self._tools = client, tools
                 self.has_resources = client.server_capabilities.resources is not None
-                self.instructions = js_text(client.instructions or "").rstrip(JS_WHITESPACE)
+                self.instructions = instructions
                 self._ready = True
                 ready.set_result(None)
                 await self._stop.wait()
@@ -253,6 +255,21 @@ class McpConnection:
         # Never raises the task's own end; the SDK's shutdown inside it is shielded, so
         # even if this wait is cancelled the server process is still stopped.
         await asyncio.wait({task})
+
+
+MAX_INSTRUCTION_BYTES = 32768
+"""Native's cap on a server's prompt section (`### MCP server: <name>` and its
+instructions, in UTF-8 bytes): a server over it fails to start."""
+
+
+def check_instructions(server: str, instructions: str) -> None:
+    """Raise `McpStartError` (native's words) when a server's section is over the cap."""
+    section = f"### MCP server: {server}\n\n{instructions}" if instructions else ""
+    if len(node_utf8(section)) > MAX_INSTRUCTION_BYTES:
+        raise McpStartError(
+            f"mcp-client({server}): server instructions exceed maxInstructionBytes "
+            f"({MAX_INSTRUCTION_BYTES})"
+        )
 
 
 def _sent(result: Any) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from acp_plus.core.tools.mcp import (
     McpConnection,
     McpStartError,
     StdioServer,
+    check_instructions,
     start_servers,
 )
 
@@ -91,6 +92,17 @@ async def test_a_connection_reads_the_servers_resources_and_instructions(
         await conn.aclose()
     with pytest.raises(McpStartError, match=r"^mcp-client\(fx\): server is disconnected$"):
         await conn.resources("resources", None)
+
+
+def test_a_servers_section_over_natives_cap_fails_its_start() -> None:
+    # `### MCP server: big\n\n` is 21 bytes: 32,747 more make native's 32,768 exactly.
+    check_instructions("big", "x" * 32747)
+    check_instructions("big", "")
+    with pytest.raises(McpStartError) as caught:
+        check_instructions("big", "x" * 32746 + "\u00e9")  # one character, two bytes
+    assert str(caught.value) == (
+        "mcp-client(big): server instructions exceed maxInstructionBytes (32768)"
+    )
 
 
 async def test_cancelling_a_hanging_mcp_call_is_prompt(
