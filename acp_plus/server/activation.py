@@ -135,7 +135,7 @@ async def start_agent(
         # system-prompt sections after the families' guidance.
         tools.extend(resource_tools({c.name: c for c in connections}))
         sections = prompt_sections({c.name: c.instructions for c in connections})
-        context = dataclasses.replace(context, guidance=(*context.guidance, *sections))
+        context = dataclasses.replace(context, servers=sections)
     agent = Agent(
         session_log,
         runtime.router,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from acp_plus.core.approvals import ApprovalRequest
     from acp_plus.core.events import ApprovalOutcome
     from acp_plus.core.store import SessionLog
+    from acp_plus.core.tools.base import ToolRegistry
     from acp_plus.live.runtime import Runtime
     from acp_plus.live.sessions import LiveSession
 
@@ -106,6 +107,16 @@ async def _never(request: ApprovalRequest) -> ApprovalOutcome:
     return "rejected"
 
 
+def shared_tools(tools: ToolRegistry) -> ToolRegistry:
+    """The parent's tools but its session's MCP servers' (their tools, the resource
+    tools): native mounts a session's servers for that session's agent alone, so a child
+    shows its model neither them nor their prompt sections."""
+    from acp_plus.core.tools.base import ToolRegistry
+
+    found = (tools.get(name) for name in tools.names())
+    return ToolRegistry(t for t in found if t is not None and not getattr(t, "session_only", False))
+
+
 def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, Any]:
     from acp_plus.core.agent import Agent
     from acp_plus.core.approvals import ApprovalChain
@@ -132,12 +143,12 @@ def _spawner(runtime: Runtime, agents: Subagents, parent: Agent) -> tuple[Any, A
         agent = Agent(
             log,
             parent.providers,
-            parent.tools,
+            shared_tools(parent.tools),
             ApprovalChain([_never]),  # approvals pinned to `never`: refused, nobody asked
             where,
             lambda _event: None,  # the client sees nothing of a child's work
             sandbox=parent.sandbox,
-            context=dataclasses.replace(parent.context, runtime=text),
+            context=dataclasses.replace(parent.context, runtime=text, servers=()),
         )
         agent.waiter = lambda: agents.wait(log.id)
         return agent

@@ -291,6 +291,8 @@ class McpTool:
     cancelled_text = "Error: [object Object]"
     """Native's MCP request rejects with the turn's abort reason, a plain object, as its
     fixture tools' does (`FixtureTool.cancelled_text`)."""
+    session_only = True
+    """A tool of the session's own MCP server: a child agent does not get it."""
 
     def __init__(self, connection: McpConnection, tool: Any):
         self._conn = connection

@@ -169,6 +169,8 @@ class _ResourceTool:
     cancelled_text = "Error: [object Object]"
     """A cancelled request rejects with the turn's abort reason, as an MCP tool call's
     does (`McpTool.cancelled_text`)."""
+    session_only = True
+    """Over the session's own MCP servers: a child agent does not get it."""
 
     def __init__(self, servers: Mapping[str, McpConnection]):
         self._servers = servers
