@@ -245,3 +245,23 @@ async def test_refusals_are_natives_texts() -> None:
         result = await tool.run(args, CTX)
         assert (text(result), result.is_error) == (expected, True)
     assert conn.asked == []  # nothing reached a server
+
+
+SNAPSHOT = Path(__file__).parents[4] / "snapshots" / "tools" / "mcp-resource-servers"
+
+
+def test_the_definitions_and_sections_are_natives_as_recorded() -> None:
+    """Read from native's recording, never from a copy written here."""
+    from parity.view.dump import load_view
+
+    view = load_view((SNAPSHOT / "native.yaml").read_text(encoding="utf-8"))
+    body = next(r["body"] for r in view["model"] if r.get("body") and "tools" in r["body"])
+    shown = {t["name"]: t for t in body["tools"]}
+    for tool in resource_tools({"Zeta": Connection()}):  # type: ignore[dict-item]
+        assert shown[tool.name] == {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
+    sections = prompt_sections({"parity": "", "Zeta": "Zeta serves the project's docs."})
+    assert body["system"].endswith("\n\n" + "\n\n".join(sections))
