@@ -64,8 +64,7 @@ def system_prompt(identity: str, persona: str, *guidance: str, model: str, cwd: 
     native's order, `core/tools/families.py`), blank-line separated, empty sections left
     out as native leaves them; None when all are empty."""
     sections = [identity, render_persona(persona, model=model, cwd=cwd), *guidance]
-    text = "\n\n".join(s for s in sections if s)
-    return text or None
+    return "\n\n".join(s for s in sections if s) or None
 
 
 # -- runtime context -------------------------------------------------------------------
@@ -341,10 +340,12 @@ class ModelContext:
     """Renders the workspace instructions ("" for none); called at the session's first
     turn, so a file written before the first prompt counts, as in native."""
     guidance: tuple[str, ...] = ()  # the offered built-in tool families' paragraphs
+    servers: tuple[str, ...] = ()  # the session's MCP server sections (none in a child)
 
     def system(self, model: str) -> str | None:
         """The system prompt for a request to `model` (the persona may name it)."""
-        return system_prompt(self.identity, self.persona, *self.guidance, model=model, cwd=self.cwd)
+        sections = (*self.guidance, *self.servers)  # the servers after every family
+        return system_prompt(self.identity, self.persona, *sections, model=model, cwd=self.cwd)
 
 
 def context_due(

@@ -120,14 +120,22 @@ async def start_agent(
     session.route_info = await runtime.resolve(selection)
     session.roots = tuple(roots)
     tools = [*runtime.tools, *session_tools]
+    context = _with_roots(runtime.context.for_session(session.cwd, sandbox), roots)
     if mcp_servers:
         from acp_plus.core.tools.mcp import start_servers
+        from acp_plus.core.tools.mcp_resources import prompt_sections, resource_tools
 
         # A server that fails to start fails the request (failOnStartupError, §1.4).
         # A server that never answers fails it too, after `mcp_startup_timeout` seconds.
-        for connection in await start_servers(mcp_servers, start_timeout=mcp_startup_timeout):
+        connections = await start_servers(mcp_servers, start_timeout=mcp_startup_timeout)
+        for connection in connections:
             session.on_close.append(connection.aclose)
             tools.extend(connection.tools())
+        # Native's resource tools over every server of the session, and the servers'
+        # system-prompt sections after the families' guidance.
+        tools.extend(resource_tools({c.name: c for c in connections}))
+        sections = prompt_sections({c.name: c.instructions for c in connections})
+        context = dataclasses.replace(context, servers=sections)
     agent = Agent(
         session_log,
         runtime.router,
@@ -136,7 +144,7 @@ async def start_agent(
         session.cwd,
         session.on_event,
         sandbox=sandbox,  # type: ignore[arg-type]
-        context=_with_roots(runtime.context.for_session(session.cwd, sandbox), roots),
+        context=context,
     )
     agent.hooks = runtime.hooks  # `hooks = true`: the launch directory's hooks files
     if roots:

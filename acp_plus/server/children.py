@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from acp_plus.core.approvals import ApprovalRequest
     from acp_plus.core.events import ApprovalOutcome
     from acp_plus.core.store import SessionLog
+    from acp_plus.core.tools.base import ToolRegistry
     from acp_plus.live.runtime import Runtime
     from acp_plus.live.sessions import LiveSession
 
@@ -108,6 +109,16 @@ async def _never(request: ApprovalRequest) -> ApprovalOutcome:
     return "rejected"
 
 
+def shared_tools(tools: ToolRegistry) -> ToolRegistry:
+    """The parent's tools but its session's MCP servers' (their tools, the resource
+    tools): native mounts a session's servers for that session's agent alone, so a child
+    shows its model neither them nor their prompt sections."""
+    from acp_plus.core.tools.base import ToolRegistry
+
+    found = (tools.get(name) for name in tools.names())
+    return ToolRegistry(t for t in found if t is not None and not getattr(t, "session_only", False))
+
+
 def _spawner(
     runtime: Runtime, agents: Subagents, parent: Agent, root: Agent | None = None
 ) -> tuple[Any, Any]:
@@ -127,7 +138,7 @@ def _spawner(
                 log.append(event)
         agent = child(log, where)
         if schema is not None:  # native's structured child: the tool, and the demand last
-            agent.tools = StructuredTools(base.tools, schema)
+            agent.tools = StructuredTools(agent.tools, schema)
             guidance = (*agent.context.guidance, INSTRUCTION)
             agent.context = dataclasses.replace(agent.context, guidance=guidance)
         return agent
@@ -146,12 +157,12 @@ def _spawner(
         agent = Agent(
             log,
             base.providers,
-            base.tools,
+            shared_tools(base.tools),
             ApprovalChain([_never]),  # approvals pinned to `never`: refused, nobody asked
             where,
             lambda _event: None,  # the client sees nothing of a child's work
             sandbox=base.sandbox,
-            context=dataclasses.replace(base.context, runtime=text),
+            context=dataclasses.replace(base.context, runtime=text, servers=()),
         )
         agent.waiter = lambda: agents.wait(log.id)
         # A child hosts children of its own: its workflow's agent() calls (the subagent

@@ -37,11 +37,13 @@ class Judged:
         return not self.unexpected and not self.stale
 
 
-FINDING_KINDS = frozenset({"late_update"})
+FINDING_KINDS = frozenset({"late_update", "not_json"})
 """Conformance finding kinds (`parity.checks.conformance`) an `expect_problems` entry may
 excuse: a `late_update` is how an agent that wakes an idle session by itself (native's
-background-job completion notice) shows on the wire. Such an entry is no run problem's:
-`judge` leaves it to `excused`."""
+background-job completion notice) shows on the wire; a `not_json` line is a known agent's
+stray output on stdout (native's MCP client logging there), excused by its text (`match`)
+where a scenario shows what causes it. Such an entry is no run problem's: `judge` leaves
+it to `excused`."""
 
 
 def excused(

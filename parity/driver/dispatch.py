@@ -119,7 +119,8 @@ def _mcp_servers(run: Run, p: Mapping[str, Any]) -> list[Any]:
     servers = list(p.get("mcp_servers") or [])
     mode = p.get("fixture_tools", "auto")
     wanted = mode == "mcp" or (mode == "auto" and run.launch.fixture_tools == "mcp")
-    if wanted and run.scenario.tools and run.llm_run is not None:
+    served = run.scenario.tools or run.scenario.mcp_resources is not None
+    if wanted and served and run.llm_run is not None:
         # Imported here: the fake LLM package is heavier than the driver needs for
         # stream targets.
         from parity.fakellm.mcp_stdio import mcp_server_entry

@@ -172,7 +172,7 @@ class Runner:
             run_id,
             llm=scenario.script_for(target),
             tools=scenario.tools,
-            catalog=scenario.catalog,
+            catalog=scenario.fake_catalog,
             upstream=upstream,
         )
         # Paths the run's own directories do not cover, for the script's tokens.

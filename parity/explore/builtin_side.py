@@ -13,12 +13,12 @@ exactly those tools. Pure.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from hypothesis import strategies as st
 
-from parity.explore.builtin_tools import TOOLS
+from parity.explore.builtin_tools import MCP_RESOURCE_TOOLS, TOOLS
 
 WORKSPACE: Mapping[str, str] = {
     "notes.txt": "hello\n",
@@ -110,6 +110,9 @@ VALUES: Mapping[str, tuple[Any, ...]] = {
     "args": ({}, {"files": ["notes.txt"]}, [1]),
     "scope": ("children", "descendants", "nonsense"),
     "agent": ("agent-1", ""),
+    "mcp_server": ("parity", "Parity", "nope", ""),
+    "cursor": ("0", "2", "x", ""),
+    "uri": ("file:///notes.txt", "file:///logo.png", "mem://empty", "file:///missing", ""),
 }
 """Kind of value -> what a call may pass: values that mean something in the workspace
 or to the tool (its files, a job the scenario started as `<job:1>`, a goal action),
@@ -117,6 +120,41 @@ values nothing answers to (a missing file, an unknown job, goal, agent or skill)
 values at a boundary or of the wrong type. A `workflow` script calls no `agent()` and
 a web call reaches nothing beyond this machine: a child's model request would eat the
 turn's script, and the network is no part of a scenario."""
+
+
+RESOURCES: Mapping[str, Any] = {
+    "page_size": 2,
+    "resources": [
+        {"uri": "file:///notes.txt", "name": "notes", "mimeType": "text/plain", "size": 6},
+        {"uri": "file:///logo.png", "name": "logo", "title": "Logo", "mimeType": "image/png"},
+        {"uri": "mem://empty", "name": "empty"},
+    ],
+    "templates": [{"uriTemplate": "file:///{path}", "name": "files", "mimeType": "text/plain"}],
+    "contents": {
+        "file:///notes.txt": [
+            {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "hello\n"}
+        ],
+        "file:///logo.png": [
+            {"uri": "file:///logo.png", "mimeType": "image/png", "blob": "iVBORw0KGgo="}
+        ],
+        "mem://empty": [],
+    },
+}
+"""What the harness's MCP bridge serves (`mcp_resources`) in a scenario that calls an MCP
+resource tool: three resources over two pages, a template, text and blob contents, one
+listed URI with nothing to read; the URIs `VALUES["uri"]` names and one it does not."""
+
+
+def calls_resources(llm: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a script calls one of the MCP resource tools: its sessions then get the
+    harness's MCP bridge serving `RESOURCES`, as native offers those tools only with an
+    MCP server."""
+    return any(
+        call.get("name") in MCP_RESOURCE_TOOLS
+        for entry in llm
+        for call in entry.get("tool_calls") or []
+        if isinstance(call, Mapping)
+    )
 
 
 @st.composite

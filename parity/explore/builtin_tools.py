@@ -4,8 +4,8 @@ parameters as native shows them to the model, and the kind of value each takes.
 Native 0.2.1-rc.2's definitions (`parity show SCENARIO native --model` of a scenario
 with `builtin_tools: all`), and `ralph`'s from 0.1.0-rc.8 (0.2.1-rc.2 mounts none);
 tests/explore/test_builtin_tools.py holds the table to a live native's definitions, and
-to every tool of every family `builtin_tools` accepts (`parity.scenario.families`).
-Pure data.
+to every tool of every family `builtin_tools` accepts (`parity.scenario.families`),
+plus the MCP resource tools native shows with an MCP server. Pure data.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _DELEGATE: Params = {
     "cwd": ("dir", False),
 }
 
-TOOLS: Mapping[str, Params] = {
+FAMILY_TOOLS: Mapping[str, Params] = {
     # bash
     "bash": {
         "command": ("command", True),
@@ -86,3 +86,16 @@ TOOLS: Mapping[str, Params] = {
     "interrupt_agent": {"agent_id": ("agent", True)},
 }
 """Every built-in tool of every family, with its parameters."""
+
+_RESOURCE_LIST: Params = {"server": ("mcp_server", True), "cursor": ("cursor", False)}
+MCP_RESOURCE_TOOLS: Mapping[str, Params] = {
+    "list_mcp_resources": _RESOURCE_LIST,
+    "list_mcp_resource_templates": _RESOURCE_LIST,
+    "read_mcp_resource": {"server": ("mcp_server", True), "uri": ("uri", True)},
+}
+"""Native 0.2.1-rc.2's MCP resource tools: no family's, shown in every session with an
+MCP server (docs/acp-plus.md, "MCP resources"), so a scenario that calls one gives its
+sessions the harness's MCP bridge serving resources (`parity.explore.generate`)."""
+
+TOOLS: Mapping[str, Params] = {**FAMILY_TOOLS, **MCP_RESOURCE_TOOLS}
+"""Every tool a call may name, with its parameters."""

@@ -42,6 +42,8 @@ ASKING_TURNS = ("ask", "cancel-permission")
 TIMEOUTS = {"response": 6, "run": 60}
 """Below the defaults: a generated run that hangs (a cancel whose trigger counted model
 requests an agent did not make) costs six seconds, not fifteen."""
+MCP_RESPONSE_TIMEOUT = 20
+"""The response timeout of a generated scenario whose sessions start the MCP bridge."""
 HEADER = "# yaml-language-server: $schema=../../parity/schema/scenario.schema.json\n"
 
 
@@ -235,12 +237,21 @@ def scenarios(
         "tools": model_side.tools(approvals),
         "files": dict(builtin_side.WORKSPACE) if builtin else {"notes.txt": "hello\n"},
     }
+    if builtin_side.calls_resources(draft.llm):
+        out["mcp_resources"] = dict(builtin_side.RESOURCES)
+        for step in draft.steps:
+            if "new_session" in step:
+                step["new_session"]["fixture_tools"] = "mcp"
     if draft.llm:
         out["llm"] = draft.llm
     if draft.permissions:
         out["client"] = {"permission": {"by_prompt": draft.permissions}}
     out["steps"] = draft.steps
     out["timeouts"] = dict(TIMEOUTS)
+    if "mcp_resources" in out:
+        # session/new waits for the bridge, a Python process importing the MCP SDK:
+        # seconds on a loaded machine (as `plus-openai`'s table allows it).
+        out["timeouts"]["response"] = MCP_RESPONSE_TIMEOUT
     return out
 
 

@@ -6,6 +6,10 @@ and hangs stay in the fake server. When the agent cancels a call (MCP
 `notifications/cancelled`) or exits, the forwarded HTTP request is dropped and the
 server records it as aborted. The `mcp` SDK is imported only by `main`, so importing
 this module (for `mcp_server_entry`) stays cheap.
+
+A scenario's `mcp_resources` (served in the catalog as `mcpResources`) makes the stdio
+bridge a resource server too (`parity.fakellm.mcp_resources`); without it the bridge
+declares no resources capability, as a tools-only server does.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the SDK is heavy: imported when a server is built, not with this module
@@ -60,11 +64,17 @@ def _result_json(status: int, body: Any) -> dict[str, Any]:
     }
 
 
-def fixture_server(http: httpx.AsyncClient, base_of: Callable[[Any], str]) -> Server[Any]:
+def fixture_server(
+    http: httpx.AsyncClient,
+    base_of: Callable[[Any], str],
+    resources: Mapping[str, Any] | None = None,
+) -> Server[Any]:
     """An MCP server (official SDK, low-level API) listing and calling a run's tools.
 
     `base_of(ctx)` gives the run's base URL for a request context; every call is
     forwarded to `{base}/tools/call` through `http`, which must send `VIA_HEADER`.
+    With `resources` (a scenario's `mcp_resources`) it also serves those resources and
+    templates, and so declares the resources capability.
     """
     import mcp_types as types
     from mcp.server.lowlevel import Server
@@ -86,7 +96,12 @@ def fixture_server(http: httpx.AsyncClient, base_of: Callable[[Any], str]) -> Se
             answer = response.text
         return types.CallToolResult.model_validate(_result_json(response.status_code, answer))
 
-    return Server(SERVER_NAME, on_list_tools=list_tools, on_call_tool=call_tool)
+    handlers: dict[str, Any] = {}
+    if resources is not None:
+        from parity.fakellm.mcp_resources import resource_handlers
+
+        handlers = resource_handlers(resources)
+    return Server(SERVER_NAME, on_list_tools=list_tools, on_call_tool=call_tool, **handlers)
 
 
 async def serve(base: str) -> None:
@@ -95,7 +110,10 @@ async def serve(base: str) -> None:
     from mcp.server.stdio import stdio_server
 
     async with httpx.AsyncClient(timeout=None, headers={VIA_HEADER: "mcp"}) as http:
-        server = fixture_server(http, lambda _ctx: base)
+        # The capabilities are fixed at `initialize`: whether this run serves resources is
+        # read from its catalog before the server answers anything.
+        catalog = (await http.get(f"{base}/catalog")).json()
+        server = fixture_server(http, lambda _ctx: base, catalog.get("mcpResources"))
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

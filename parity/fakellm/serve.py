@@ -90,7 +90,11 @@ async def serve_scenario(
     await server.start(host, port)
     try:
         run = server.open_run(
-            RUN_ID, llm=loaded.llm, tools=loaded.tools, catalog=loaded.catalog, api_key=api_key
+            RUN_ID,
+            llm=loaded.llm,
+            tools=loaded.tools,
+            catalog=loaded.fake_catalog,
+            api_key=api_key,
         )
         if json_events:
             run.on_request(_json_request(out))

@@ -161,6 +161,7 @@ def _build(
         ],
         catalog=copy.deepcopy(data.get("catalog", DEFAULT_CATALOG)),
         tools=[_tool(t) for t in data.get("tools", [])],
+        mcp_resources=copy.deepcopy(data["mcp_resources"]) if "mcp_resources" in data else None,
         builtin_tools=_families(data["builtin_tools"]) if "builtin_tools" in data else None,
         files=dict(data.get("files", {})),
         home_files=dict(data.get("home_files", {})),

@@ -172,6 +172,9 @@ class Scenario:
     """Run problems that are expected (and must occur) on the targets they name."""
     catalog: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_CATALOG))
     tools: list[Tool] = field(default_factory=list)
+    mcp_resources: dict[str, Any] | None = None
+    """What the harness's MCP bridge serves as resources (docs/scenarios.md); None: the
+    bridge is a tools-only server."""
     builtin_tools: tuple[str, ...] | None = None
     """The `builtin_tools` key as written (`all` is `("all",)`); None when absent."""
     files: dict[str, str] = field(default_factory=dict)
@@ -187,6 +190,14 @@ class Scenario:
     """startup, response, run (seconds); defaults applied by the driver."""
     warnings: list[ScenarioError] = field(default_factory=list)
     """Findings that do not make the file invalid (see docs/scenarios.md)."""
+
+    @property
+    def fake_catalog(self) -> dict[str, Any]:
+        """The catalog the fake LLM serves this scenario's runs: its `catalog`, plus
+        `mcpResources` (what the MCP bridge reads) when it declares `mcp_resources`."""
+        if self.mcp_resources is None:
+            return self.catalog
+        return {**self.catalog, "mcpResources": self.mcp_resources}
 
     @property
     def builtin_families(self) -> tuple[str, ...]:

@@ -22,3 +22,17 @@ def test_a_late_update_entry_excuses_only_matching_findings_of_its_targets() -> 
 def test_a_finding_entry_is_no_run_problems_entry() -> None:
     entry = ExpectedProblem("late_update", "wakes itself")
     assert judge([], [entry], "native").stale == []
+
+
+NOT_JSON = (
+    "[not_json] step 3, frame 6: invalid JSON: Expecting value: line 1 column 1 (char 0): "
+    "'Client.listResources() called but server does not advertise resources capability'"
+)
+
+
+def test_a_not_json_entry_excuses_the_stray_line_it_names() -> None:
+    entry = ExpectedProblem("not_json", "logs on stdout", ["native"], "does not advertise")
+    assert excused([NOT_JSON, OTHER], [entry], "native") == ([OTHER], [(NOT_JSON, entry)])
+    other_line = ExpectedProblem("not_json", "logs on stdout", ["native"], "something else")
+    assert excused([NOT_JSON], [other_line], "native") == ([NOT_JSON], [])
+    assert judge([], [entry], "native").stale == []

@@ -59,6 +59,10 @@ async def test_mcp_entry_is_appended_for_mcp_targets_only(fake: FakeLLM) -> None
     assert [s["name"] for s in t.steps[1].request["params"]["mcpServers"]] == ["parity"]
     t = await run(forced, llm_run=open_run(fake, "r5", []))
     assert t.steps[1].request["params"]["mcpServers"] == []
+    # A scenario that serves MCP resources gets the bridge without any fixture tool.
+    resources = {"resources": [{"uri": "mem://x", "name": "x"}]}
+    t = await run(forced, llm_run=open_run(fake, "r6", []), mcp_resources=resources)
+    assert [s["name"] for s in t.steps[1].request["params"]["mcpServers"]] == ["parity"]
 
 
 async def test_entries_of_a_prompt_are_taken_only_by_its_turn(fake: FakeLLM) -> None:

@@ -10,9 +10,15 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, find, given, settings
 
-from parity.explore.builtin_side import VALUES, WORKSPACE, builtin_call, callable_tools
-from parity.explore.builtin_tools import TOOLS
-from parity.explore.generate import scenarios, to_yaml
+from parity.explore.builtin_side import (
+    RESOURCES,
+    VALUES,
+    WORKSPACE,
+    builtin_call,
+    callable_tools,
+)
+from parity.explore.builtin_tools import MCP_RESOURCE_TOOLS, TOOLS
+from parity.explore.generate import MCP_RESPONSE_TIMEOUT, scenarios, to_yaml
 from parity.scenario.families import FAMILIES, FAMILY_TOOLS, TOOL_FAMILY, tools_named
 from parity.scenario.load import build_scenario, check_text
 
@@ -77,8 +83,33 @@ def test_every_tool_of_every_family_can_be_called() -> None:
     """Every family `builtin_tools` accepts is explored, by each of its tools (issue 35:
     goals, skills, subagents, workflow and ralph too), and every parameter's kind has
     values to draw."""
-    assert set(TOOLS) == set(TOOL_FAMILY)
+    assert set(TOOLS) == set(TOOL_FAMILY) | set(MCP_RESOURCE_TOOLS)
     assert {kind for params in TOOLS.values() for kind, _ in params.values()} <= set(VALUES)
+
+
+@FAST
+@given(scenarios(PAIR, builtin=True))
+def test_a_scenario_calling_a_resource_tool_gives_its_sessions_the_mcp_bridge(
+    scenario: dict[str, Any],
+) -> None:
+    """Native shows the MCP resource tools only in a session with an MCP server: such a
+    scenario serves the bridge's resources to every session; any other serves none."""
+    sessions = [s["new_session"] for s in scenario["steps"] if "new_session" in s]
+    if {c["name"] for c in _builtin_calls(scenario)} & set(MCP_RESOURCE_TOOLS):
+        assert scenario["mcp_resources"] == RESOURCES
+        assert all(s["fixture_tools"] == "mcp" for s in sessions)
+        assert scenario["timeouts"]["response"] == MCP_RESPONSE_TIMEOUT
+    else:
+        assert "mcp_resources" not in scenario
+        assert all("fixture_tools" not in s for s in sessions)
+
+
+def test_resource_tool_calls_can_be_drawn() -> None:
+    find(
+        scenarios(PAIR, builtin=True),
+        lambda s: "mcp_resources" in s,
+        settings=settings(max_examples=2000, database=None),
+    )
 
 
 LACKING = frozenset(tools_named(["read_image", "goal", "subagent", "workflow", "ralph"]))

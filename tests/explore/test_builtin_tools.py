@@ -14,15 +14,16 @@ import pytest
 from parity.config.project import load_config
 from parity.engine.postrun import normalized
 from parity.engine.runner import Runner
-from parity.explore.builtin_tools import TOOLS
+from parity.explore.builtin_tools import MCP_RESOURCE_TOOLS, TOOLS
 from parity.scenario.families import TOOL_FAMILY
 from parity.scenario.load import build_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _shown_tools(target: str, tmp_path: Path) -> dict[str, Any]:
-    """Tool name -> its parameters' schema, as `target` shows them with every family."""
+def _shown_tools(target: str, tmp_path: Path, mcp: bool = False) -> dict[str, Any]:
+    """Tool name -> its parameters' schema, as `target` shows them with every family
+    (and, with `mcp`, a session with the harness's MCP bridge)."""
     text = textwrap.dedent(
         """\
         description: every built-in tool the agent shows the model
@@ -31,10 +32,12 @@ def _shown_tools(target: str, tmp_path: Path) -> dict[str, Any]:
         llm: [{text: hello}]
         steps:
           - initialize: {}
-          - new_session: {as: s1}
+          - new_session: {as: s1, fixture_tools: FIXTURE}
           - prompt: {session: s1, text: hi}
         """
-    )
+    ).replace("FIXTURE", "mcp" if mcp else "auto")
+    if mcp:
+        text += "mcp_resources: {resources: [{uri: 'mem://x', name: x}]}\n"
     scenario = build_scenario(text, tmp_path / "scenarios" / "all-tools.yaml")
     with Runner(load_config(REPO)) as runner:
         why = runner.unavailable(target)
@@ -58,6 +61,12 @@ def test_the_table_has_native_021s_parameters(tmp_path: Path) -> None:
     shown = _shown_tools("native", tmp_path)
     assert set(shown) == set(TOOL_FAMILY) - {"ralph"}  # every family's tools but ralph
     _same_parameters(shown, set(shown))
+
+
+def test_the_mcp_resource_tools_have_native_021s_parameters(tmp_path: Path) -> None:
+    shown = _shown_tools("native", tmp_path, mcp=True)
+    assert set(MCP_RESOURCE_TOOLS) <= set(shown)
+    _same_parameters(shown, set(MCP_RESOURCE_TOOLS))
 
 
 def test_ralph_has_native_rc8s_parameters(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import sys
 from plus_agent import ECHO, WorldFactory, children, raw_agent, wait_for
 
 from parity.fakellm.mcp_stdio import mcp_server_entry
+from parity.scenario.model import DEFAULT_CATALOG
 
 
 async def test_stdio_mcp_tool_is_called_and_its_server_stopped_on_close(
@@ -60,3 +61,49 @@ async def test_mcp_server_that_fails_to_start_fails_session_new(world: WorldFact
     assert response["error"]["code"] == -32603
     assert response["error"]["message"] == "Internal error"
     assert "MCP server broken failed to start" in response["error"]["data"]["details"]
+
+
+async def test_a_session_with_an_mcp_server_offers_natives_resource_tools(
+    world: WorldFactory,
+) -> None:
+    resources = {"resources": [{"uri": "mem://a", "name": "a"}], "page_size": 1}
+    w = world(
+        llm=[
+            {
+                "tool_calls": [
+                    {"id": "c1", "name": "list_mcp_resources", "arguments": {"server": "parity"}}
+                ]
+            },
+            {"text": "done"},
+        ],
+        catalog={**DEFAULT_CATALOG, "mcpResources": resources},
+    )
+    async with raw_agent(w) as agent:
+        await agent.call("initialize", {"protocolVersion": 1})
+        entry = mcp_server_entry(w.run.base_url)
+        new = await agent.call(
+            "session/new", {"cwd": str(w.workdir), "mcpServers": [entry]}, timeout=30
+        )
+        await agent.until_response(
+            await agent.request(
+                "session/prompt",
+                {
+                    "sessionId": new["result"]["sessionId"],
+                    "prompt": [{"type": "text", "text": "go"}],
+                },
+            ),
+            timeout=30,
+        )
+    first, second = w.model_requests()
+    assert [t["name"] for t in first["tools"]] == [
+        "list_mcp_resource_templates",
+        "list_mcp_resources",
+        "read_mcp_resource",
+    ]
+    assert first["system"].endswith(
+        "\n\n## MCP resource servers\n\nUse list_mcp_resources, list_mcp_resource_templates, or "
+        'read_mcp_resource with one of these names as the server argument: ["parity"].'
+    )
+    result = second["messages"][-1]
+    assert result["content"][0]["text"].startswith('MCP server: parity\n{"_meta":')
+    assert result["content"][0]["text"].endswith('"resources":[{"name":"a","uri":"mem://a"}]}')

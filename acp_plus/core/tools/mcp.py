@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from acp_plus.core.js_json import JS_WHITESPACE, js_text, node_utf8
 from acp_plus.core.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -119,6 +120,11 @@ class McpConnection:
         self._start_timeout = start_timeout
         self._client: Client | None = None
         self._tools: list[Any] = []
+        self.has_resources = False
+        """Whether the server declared the resources capability at `initialize`."""
+        self.instructions = ""
+        """The server's instructions, trailing whitespace cut as JavaScript's `trimEnd`
+        cuts it ("" for none)."""
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._ready = False
@@ -178,7 +184,11 @@ class McpConnection:
                     cursor = page.next_cursor
                     if not cursor:
                         break
+                instructions = js_text(client.instructions or "").rstrip(JS_WHITESPACE)
+                check_instructions(self.name, instructions)
                 self._client, self._tools = client, tools
+                self.has_resources = client.server_capabilities.resources is not None
+                self.instructions = instructions
                 self._ready = True
                 ready.set_result(None)
                 await self._stop.wait()
@@ -205,6 +215,26 @@ class McpConnection:
         result = await client.call_tool(tool, arguments)
         return ToolResult(convert_content(list(result.content)), bool(result.is_error))
 
+    def _connected(self) -> Client:
+        client = self._client
+        if client is None:  # native's words for a server that went away
+            raise McpStartError(f"mcp-client({self.name}): server is disconnected")
+        return client
+
+    async def resources(self, kind: str, cursor: str | None) -> dict[str, Any]:
+        """One page of the server's `resources` or `resourceTemplates`, as the keys it
+        sent (an error the server answers raises with its message)."""
+        client = self._connected()
+        if kind == "resources":
+            page: Any = await client.list_resources(cursor=cursor, cache_mode="bypass")
+        else:
+            page = await client.list_resource_templates(cursor=cursor, cache_mode="bypass")
+        return _sent(page)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        """The server's `resources/read` result for `uri`, as the keys it sent."""
+        return _sent(await self._connected().read_resource(uri, cache_mode="bypass"))
+
     async def aclose(self) -> None:
         """Stop the session and the server process (idempotent).
 
@@ -227,6 +257,27 @@ class McpConnection:
         await asyncio.wait({task})
 
 
+MAX_INSTRUCTION_BYTES = 32768
+"""Native's cap on a server's prompt section (`### MCP server: <name>` and its
+instructions, in UTF-8 bytes): a server over it fails to start."""
+
+
+def check_instructions(server: str, instructions: str) -> None:
+    """Raise `McpStartError` (native's words) when a server's section is over the cap."""
+    section = f"### MCP server: {server}\n\n{instructions}" if instructions else ""
+    if len(node_utf8(section)) > MAX_INSTRUCTION_BYTES:
+        raise McpStartError(
+            f"mcp-client({server}): server instructions exceed maxInstructionBytes "
+            f"({MAX_INSTRUCTION_BYTES})"
+        )
+
+
+def _sent(result: Any) -> dict[str, Any]:
+    # The keys the server sent (the SDK's defaults left out), in wire form.
+    sent: dict[str, Any] = result.model_dump(by_alias=True, mode="json", exclude_unset=True)
+    return sent
+
+
 def _describe(exc: BaseException) -> str:
     # anyio task groups wrap the real error in an ExceptionGroup; show the leaves.
     if isinstance(exc, BaseExceptionGroup):
@@ -240,6 +291,8 @@ class McpTool:
     cancelled_text = "Error: [object Object]"
     """Native's MCP request rejects with the turn's abort reason, a plain object, as its
     fixture tools' does (`FixtureTool.cancelled_text`)."""
+    session_only = True
+    """A tool of the session's own MCP server: a child agent does not get it."""
 
     def __init__(self, connection: McpConnection, tool: Any):
         self._conn = connection

@@ -5,6 +5,7 @@ The texts themselves are checked against the recorded native in the parity suite
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,12 @@ def test_system_prompt_fills_the_persona_and_joins_sections() -> None:
     assert system_prompt("I am.", "in {{cwd}}", model="m1", cwd="/w") == "I am.\n\nin /w"
     assert system_prompt("", "", model="m", cwd="/") is None
     assert system_prompt("", "only {{model}}", model="m", cwd="/") == "only m"
+
+
+def test_the_mcp_server_sections_follow_the_guidance() -> None:
+    context = ModelContext(identity="I am.", guidance=("g1", ""), servers=("## MCP", "### a"))
+    assert context.system("m") == "I am.\n\ng1\n\n## MCP\n\n### a"
+    assert dataclasses.replace(context, servers=()).system("m") == "I am.\n\ng1"
 
 
 def test_unknown_persona_variable_is_a_config_error() -> None:

@@ -13,7 +13,15 @@ import sys
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-server = MCPServer("fixture")
+# Instructions ending in whitespace JavaScript's trimEnd cuts and Python's rstrip keeps
+# (U+FEFF), and one resource: the connection's resource side is tested against these.
+server = MCPServer("fixture", instructions="Fixture tools.\n\ufeff \n")
+
+
+@server.resource("mem://note", name="note", mime_type="text/plain")
+def note() -> str:
+    """A short note."""
+    return "hello"
 
 
 @server.tool()

@@ -27,6 +27,7 @@ from acp_plus.core.tools.mcp import (
     McpConnection,
     McpStartError,
     StdioServer,
+    check_instructions,
     start_servers,
 )
 
@@ -69,6 +70,39 @@ async def test_stdio_tools_are_namespaced_and_callable(
     assert where.content[0]["text"] == f"{tmp_path.resolve()}|from-spec"
     failed = await tools["mcp__fx__fail"].run({}, _ctx(tmp_path))
     assert failed.is_error and "boom" in failed.content[0]["text"]
+
+
+async def test_a_connection_reads_the_servers_resources_and_instructions(
+    tmp_path: Path,
+) -> None:
+    conn = McpConnection(_stdio(tmp_path))
+    await conn.start()
+    try:
+        assert conn.has_resources
+        assert conn.instructions == "Fixture tools."  # JavaScript's trimEnd: U+FEFF too
+        listed = await conn.resources("resources", None)
+        assert [(r["uri"], r["name"]) for r in listed["resources"]] == [("mem://note", "note")]
+        templates = await conn.resources("resourceTemplates", None)
+        assert templates["resourceTemplates"] == []
+        read = await conn.read_resource("mem://note")
+        assert read["contents"] == [
+            {"uri": "mem://note", "mimeType": "text/plain", "text": "hello"}
+        ]
+    finally:
+        await conn.aclose()
+    with pytest.raises(McpStartError, match=r"^mcp-client\(fx\): server is disconnected$"):
+        await conn.resources("resources", None)
+
+
+def test_a_servers_section_over_natives_cap_fails_its_start() -> None:
+    # `### MCP server: big\n\n` is 21 bytes: 32,747 more make native's 32,768 exactly.
+    check_instructions("big", "x" * 32747)
+    check_instructions("big", "")
+    with pytest.raises(McpStartError) as caught:
+        check_instructions("big", "x" * 32746 + "\u00e9")  # one character, two bytes
+    assert str(caught.value) == (
+        "mcp-client(big): server instructions exceed maxInstructionBytes (32768)"
+    )
 
 
 async def test_cancelling_a_hanging_mcp_call_is_prompt(
