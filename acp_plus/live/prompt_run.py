@@ -55,8 +55,9 @@ class PromptRun:
                     with contextlib.suppress(asyncio.CancelledError):
                         reason = await woken
                     continue
-                if agent.waiter is None or not await self._children(agent.waiter):
-                    break
+                children = agent.waiter is not None and await self._children(agent.waiter)
+                if not children and self.woken is None:
+                    break  # (a child that settled just before the wait began woke a turn)
             return reason
         finally:
             self.holding = False

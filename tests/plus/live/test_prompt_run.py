@@ -59,3 +59,20 @@ async def test_a_cancel_ends_the_wait_for_children() -> None:
     assert not holding.done()
     run.cancel()
     assert await asyncio.wait_for(holding, 1) == {"kind": "completed"}
+
+
+async def test_a_child_that_settles_just_before_the_wait_still_answers() -> None:
+    # Under load the child's notice can wake a turn after the hold's check and before
+    # its wait begins; the wait then finds no child running, and the woken turn must
+    # still be awaited (workflow-agent-message failed once in several loaded runs).
+    run = PromptRun(holding=True)
+
+    async def settled_meanwhile() -> bool:
+        async def woken_turn() -> dict[str, str]:
+            return {"kind": "completed"}
+
+        assert run.wake(woken_turn)
+        return False  # no child runs any more
+
+    agent = StubAgent([settled_meanwhile, False])
+    assert await run.hold(agent, {"kind": "error"}) == {"kind": "completed"}  # type: ignore[arg-type]
