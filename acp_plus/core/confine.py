@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acp_plus.core.js_json import js_trim
 from acp_plus.core.sandbox import SandboxMode
 
 WIDER_MODES: dict[SandboxMode, tuple[SandboxMode, ...]] = {
@@ -119,8 +120,14 @@ def probe_args(userns: bool) -> list[str]:
 
 def escalation(args: dict[str, Any], standing: SandboxMode) -> SandboxMode | None:
     """The mode a call asks to run under (`sandbox_permissions` with a `justification`),
-    or None; `ValueError` with native's text for a malformed or non-widening request."""
+    or None; `ValueError` with native's text for a malformed or non-widening request.
+    As native's `bash` reads them: asking for the mode the call already has is no
+    request at all (no justification needed), and a blank justification alone is none."""
     wanted, why = args.get("sandbox_permissions"), args.get("justification")
+    if wanted is not None and wanted == standing:
+        return None
+    if wanted is None and isinstance(why, str) and not js_trim(why):
+        why = None
     if wanted is not None and why is None:
         raise ValueError("invalid escalation: sandbox_permissions requires a justification")
     if why is not None and wanted is None:

@@ -64,9 +64,21 @@ def test_escalation_is_strictly_wider() -> None:
     assert escalation(ask, "read-only") == "danger-full-access"
     wider = {"sandbox_permissions": "workspace-write", "justification": "why"}
     assert escalation(wider, "read-only") == "workspace-write"
-    for standing in ("workspace-write", "danger-full-access"):
-        with pytest.raises(ValueError, match="not strictly wider"):
-            escalation(wider, standing)
+    with pytest.raises(ValueError, match="not strictly wider"):
+        escalation(wider, "danger-full-access")
+
+
+def test_asking_for_the_mode_the_call_has_is_no_request() -> None:
+    # Native's bash: the call's own mode needs no justification and asks nobody; a
+    # blank justification alone is ignored (explore found the first, seed 42).
+    assert escalation({"sandbox_permissions": "workspace-write"}, "workspace-write") is None
+    same = {"sandbox_permissions": "workspace-write", "justification": "why"}
+    assert escalation(same, "workspace-write") is None
+    assert escalation({"justification": "  "}, "workspace-write") is None
+    with pytest.raises(ValueError, match="requires a justification"):
+        escalation({"sandbox_permissions": "danger-full-access"}, "workspace-write")
+    with pytest.raises(ValueError, match="only valid together"):
+        escalation({"justification": "why"}, "workspace-write")
     with pytest.raises(ValueError, match="not strictly wider"):
         escalation({"sandbox_permissions": "root", "justification": "why"}, "read-only")
 

@@ -346,8 +346,8 @@ async def test_an_escalated_call_runs_unconfined_and_only_that_call(
         ({"justification": "why"}, "only valid together with sandbox_permissions"),
         ({"sandbox_permissions": "danger-full-access", "justification": " "}, "non-empty"),
         (
-            {"sandbox_permissions": "workspace-write", "justification": "why"},
-            'is not strictly wider than this call\'s current "workspace-write" mode',
+            {"sandbox_permissions": "read-only", "justification": "why"},
+            '"sandbox_permissions" must be one of ["workspace-write","danger-full-access"]',
         ),
     ],
 )
