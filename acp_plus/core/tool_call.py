@@ -29,6 +29,7 @@ class CallingAgent(Protocol):
     tools: ToolRegistry
     approvals: ApprovalChain
     gate: Gate | None
+
     def commit(self, event: Any) -> dict[str, Any]: ...
 
     @property
