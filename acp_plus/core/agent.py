@@ -43,7 +43,6 @@ from acp_plus.core.tool_arguments import (
 )
 from acp_plus.core.tool_call import run_checked
 from acp_plus.core.tool_schedule import (
-    call_arguments,
     concurrency_safe,
     groups,
     run_pool,
@@ -350,7 +349,8 @@ class Agent:
         return step
 
     def _concurrency_safe(self, call: dict[str, Any]) -> bool:
-        return concurrency_safe(self.tools.get(str(call.get("name", ""))), call_arguments(call))
+        _call_id, name, raw = _identity(call)
+        return concurrency_safe(self.tools.get(name), parse_arguments(raw))
 
     def _announce(self, turn: int, call: dict[str, Any]) -> None:
         self.commit(ev.tool_call(turn, *_identity(call)))

@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
@@ -51,24 +50,21 @@ def concurrency_safe(tool: Tool | None, args: Any) -> bool:
 
 
 def groups(calls: Sequence[Any], safe: Callable[[Any], bool]) -> list[list[Any]]:
-    """`calls` in model order, cut into exclusive barriers and parallel pools."""
+    """`calls` in model order, cut into exclusive barriers and parallel pools (each call
+    classified once)."""
     cut: list[list[Any]] = []
+    pooled = False  # whether the last group is a pool
     for call in calls:
-        if cut and safe(call) and safe(cut[-1][0]):
-            cut[-1].append(call)
+        if safe(call):
+            if pooled:
+                cut[-1].append(call)
+            else:
+                cut.append([call])
+            pooled = True
         else:
             cut.append([call])
+            pooled = False
     return cut
-
-
-def call_arguments(call: dict[str, Any]) -> Any:
-    raw = call.get("arguments", "")
-    if not isinstance(raw, str):
-        return raw
-    try:
-        return json.loads(raw) if raw else {}
-    except ValueError:
-        return raw
 
 
 Announce = Callable[[dict[str, Any]], None]
