@@ -254,6 +254,19 @@ class SessionLog:
         self._events.append(committed)
         return committed
 
+    def sync(self) -> None:
+        """A durability checkpoint: everything committed so far is on disk (each
+        `append` already fsyncs; this syncs the file once more, for a caller that must
+        not go on before it, as native's round driver does). Raises `StoreError`."""
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise StoreError(f"cannot sync session log {self._path}: {exc}") from exc
+
     def _changed(self) -> str:
         return (
             f"session log {self._path} was written by another process since it was read; "

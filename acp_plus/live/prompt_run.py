@@ -4,7 +4,9 @@ Native settles a prompt only once its agent stays idle and none of the agent's c
 runs. A notice that reaches the idle agent meanwhile (a child's, a job's) wakes a turn of
 the agent's own, and the prompt answers for the last turn, whatever the first one's end:
 a turn that failed while a child still ran is followed by the turn its child's notice
-wakes (`scenarios/tools/subagent-parent-fails`).
+wakes (`scenarios/tools/subagent-parent-fails`). A session's goal driver may also
+give the settling prompt a turn (`Settling`): its next goal round, which the prompt then
+answers for (`live.goal_rounds`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ if TYPE_CHECKING:
     from acp_plus.core.agent import Agent
 
 Reason = Mapping[str, Any] | None
+Turn = Callable[[], Awaitable[Any]]
+Settling = Callable[[], Turn | None]
+"""Asked when the prompt would settle (its agent idle, no child running): a turn the
+prompt holds for instead, or None."""
 
 
 @dataclass
@@ -28,15 +34,17 @@ class PromptRun:
     cancel_requested: bool = False
     turn: int | None = None
     delivery_failure: str | None = None
+    started: bool = False  # its first turn began (until then it waits to be admitted)
     holding: bool = False  # from its first turn's start until it settles (`hold`)
     woken: asyncio.Future[Any] | None = None  # a turn a notice woke meanwhile
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    done: asyncio.Event = field(default_factory=asyncio.Event)  # answered (or failed)
 
     def cancel(self) -> None:
         self.cancel_requested = True
         self.cancelled.set()
 
-    def wake(self, turn: Callable[[], Awaitable[Any]]) -> bool:
+    def wake(self, turn: Turn) -> bool:
         """Start `turn` for a notice reaching the idle agent while this prompt holds;
         False when it does not hold (or a woken turn already takes the notice)."""
         if not self.holding or self.woken is not None or self.cancel_requested:
@@ -45,7 +53,9 @@ class PromptRun:
         self.turn = None  # the woken turn's own delivery failure counts too
         return True
 
-    async def hold(self, agent: Agent | None, reason: Reason) -> Reason:
+    async def hold(
+        self, agent: Agent | None, reason: Reason, settling: Settling | None = None
+    ) -> Reason:
         """Wait, after the prompt's turn, until no woken turn and no child is left; the
         last turn's end reason (the first one's when nothing woke)."""
         try:
@@ -56,8 +66,12 @@ class PromptRun:
                         reason = await woken
                     continue
                 children = agent.waiter is not None and await self._children(agent.waiter)
-                if not children and self.woken is None:
-                    break  # (a child that settled just before the wait began woke a turn)
+                if children or self.woken is not None:
+                    continue  # (a child that settled just before the wait began woke a turn)
+                if settling is not None and (turn := settling()) is not None:
+                    self.wake(turn)  # holding, nothing woken, not cancelled: it takes it
+                    continue
+                break
             return reason
         finally:
             self.holding = False

@@ -22,7 +22,7 @@ from acp_plus.core.attachments import AttachmentStore, ImagePolicyError
 from acp_plus.core.events import ApprovalOutcome
 from acp_plus.core.store import SessionLocked
 from acp_plus.live.output_queue import OutputQueue, Send
-from acp_plus.live.prompt_run import PromptRun
+from acp_plus.live.prompt_run import PromptRun, Settling
 from acp_plus.protocol import model_control
 from acp_plus.protocol.content import (
     ContentError,
@@ -120,6 +120,10 @@ class LiveSession:
         """The session's validated additional directories (§6.2), besides `cwd`."""
         self.commands: set[asyncio.Task[Any]] = set()
         """Slash commands running now (§6.4): session/cancel and close abort them."""
+        self.settling: Settling | None = None
+        """A turn a settling prompt holds for (the goal driver's next round)."""
+        self.on_settled: list[Callable[[], None]] = []
+        """Called once a prompt has settled and the session's slot is free."""
 
     # -- wiring --------------------------------------------------------------------------
 
@@ -197,6 +201,9 @@ class LiveSession:
             watcher.cancel()
             self.run = None
             self._settled.set()
+            run.done.set()
+            for settled in self.on_settled:
+                settled()
 
     async def _watch_abort(self, ctx: RequestContext, run: PromptRun) -> None:
         # `$/cancel_request` for this prompt request behaves exactly like session/cancel.
@@ -234,13 +241,13 @@ class LiveSession:
         try:
             # run_turn commits turn/start synchronously before its first await, so a
             # cancel arriving from here on finds the agent running.
-            run.holding = True
+            run.started = run.holding = True
             reason: Mapping[str, Any] | None = await self.agent.run_turn(content, route)
         except Exception as exc:
             if run.turn is None:
                 raise internal_error(f"prompt was not queued: {exc}") from exc
             raise internal_error(f"prompt settlement failed: {exc}") from exc
-        reason = await run.hold(self.agent, reason)
+        reason = await run.hold(self.agent, reason, self.settling)
         await self.queue.drain()
         outcome = settle(
             cancel_requested=run.cancel_requested,

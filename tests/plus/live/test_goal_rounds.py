@@ -20,9 +20,13 @@ GID = "goal-0f8b6a8e-6a0e-4d3c-9a51-2c1e5b7d9f00"
 class Log:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
+        self.synced = 0
 
     def events(self) -> list[dict[str, Any]]:
         return list(self.items)
+
+    def sync(self) -> None:
+        self.synced += 1
 
 
 class Agent:
@@ -33,6 +37,7 @@ class Agent:
         self.on_event: Any = lambda event: None
         self.running = False
         self.hang = False
+        self.waiter: Any = None
         self.turns = 0
 
     def commit(self, event: Any) -> dict[str, Any]:
@@ -73,6 +78,8 @@ class Session:
         self.closing = False
         self.commands: set[asyncio.Task[Any]] = set()
         self.queue = Queue()
+        self.settling: Any = None
+        self.on_settled: list[Any] = []
 
     def turn_route(self) -> Route:
         return Route("mock", "mock")
@@ -150,3 +157,69 @@ async def test_a_failed_or_cut_turn_disarms_the_goal_and_keeps_its_phase() -> No
         state = goals.fold(agent.log.events())
         assert driver.goal.activation == "disarmed" and _rounds(agent) == []
         assert state.goal is not None and state.goal["phase"] == "active"
+
+
+class Run:
+    """A prompt in flight, as `PromptRun` looks to the driver."""
+
+    def __init__(self, holding: bool = True) -> None:
+        self.holding = holding
+        self.woken: Any = None
+        self.cancel_requested = False
+        self.done = asyncio.Event()
+
+    def wake(self, turn: Any) -> bool:
+        self.woken = asyncio.ensure_future(turn())
+        return True
+
+
+async def test_a_goal_change_is_checkpointed_and_the_prompt_answers_before_the_round() -> None:
+    session, agent, _driver = _driven()
+    session.run = run = Run()
+    agent.commit(goals.create(goals.GoalState(), "Fix it", 2, GID, 1))  # create_goal's change
+    await agent.run_turn([], None)  # the prompt's turn ends: a checkpoint is due
+    assert session.settling() is None  # so the prompt settles without a round
+    run.holding = False  # (its hold ends: no child runs)
+    await asyncio.sleep(0.02)
+    assert agent.log.synced == 1 and _rounds(agent) == []  # it waits for the answer
+    session.run = None
+    run.done.set()
+    await _settle(session)
+    assert _rounds(agent) == [1, 2] and agent.log.synced == 3  # and after each round
+
+
+async def test_a_prompt_sent_during_the_checkpoint_goes_first_and_holds_for_the_round() -> None:
+    session, agent, _driver = _driven()
+    session.run = first = Run()
+    agent.commit(goals.create(goals.GoalState(), "Fix it", 1, GID, 1))
+    await agent.run_turn([], None)
+    assert session.settling() is None
+    first.holding = False
+    session.run = None
+    first.done.set()
+    session.run = Run(holding=False)  # the client's next prompt, before the round
+    await _settle(session)
+    assert _rounds(agent) == []
+    session.run.holding = True
+    await agent.run_turn([], None)  # its turn ends, no checkpoint due: the round is queued
+    turn = session.settling()
+    assert turn is not None and _rounds(agent) == []
+    await turn()  # the prompt holds for it (`PromptRun.hold`)
+    assert _rounds(agent) == [1]
+
+
+async def test_a_round_waits_for_the_agents_children() -> None:
+    session, agent, _driver = _driven(rounds=1)
+    children = asyncio.Event()
+
+    async def waiter() -> bool:
+        await children.wait()
+        return False
+
+    agent.waiter = waiter
+    await agent.run_turn([], None)
+    await asyncio.sleep(0.02)
+    assert _rounds(agent) == []
+    children.set()
+    await _settle(session)
+    assert _rounds(agent) == [1]
