@@ -8,6 +8,7 @@ PYTEST_N ?= auto
 PARITY_N ?= auto
 PARITY_WORKERS = $(if $(filter auto,$(PARITY_N)),$(shell nproc),$(if $(filter 0,$(PARITY_N)),1 (serial),$(PARITY_N)))
 REQUIRE ?=
+RECORDED ?= $(if $(LIVE),,native)
 
 .PHONY: parity test record lint peers schema bench clean install explore
 
@@ -39,9 +40,12 @@ parity: $(STAMP) $(SCHEMA)
 	@echo "make parity: $(PARITY_WORKERS) worker(s) on $$(nproc) core(s) (PARITY_N=$(PARITY_N))"
 	$(BIN)/parity run -n $(PARITY_N) $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
-## make test: unit and integration tests of both packages, plus the parity suite (LIVE=native:
-## native must run live, as in `make parity`; CI sets it), then
-## the DSH plugin's node tests against the real fake LLM. Not -q: under pytest-xdist it
+## make test: unit and integration tests of both packages, plus the parity suite, then
+## the DSH plugin's node tests against the real fake LLM. Native is compared from its
+## recorded snapshots there (RECORDED=native, `parity run --recorded`): its start-up
+## alone (some 2.4 s of CPU a run, ~150 runs) is over half of the suite's CPU on two
+## cores (docs/performance.md, "make test"); every recording must exist. Its live runs
+## are `make parity`'s, which CI runs after this. LIVE=native runs it live here too. Not -q: under pytest-xdist it
 ## hides the "N workers [M items]" line that says collection (some 30 s per worker) is
 ## over; count-style progress says how far the run is, and unbuffered output shows
 ## it as it happens when make's output goes to a pipe or a CI log.
@@ -53,7 +57,7 @@ parity: $(STAMP) $(SCHEMA)
 ## (docs/performance.md, "make test").
 PYCACHE = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(CURDIR)/.cache/pycache
 test: $(STAMP) $(SCHEMA)
-	$(PYCACHE) PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --dist loadgroup --no-header -o console_output_style=count $(if $(LIVE),--require-live $(LIVE))
+	$(PYCACHE) PYTHONUNBUFFERED=1 $(BIN)/pytest -n $(PYTEST_N) --dist loadgroup --no-header -o console_output_style=count $(if $(LIVE),--require-live $(LIVE)) $(if $(RECORDED),--recorded $(RECORDED) --require-targets $(RECORDED))
 	node --test tests/adapters/
 
 ## make explore: `parity explore` on the pairs that must agree, a fixed number of examples

@@ -34,7 +34,7 @@ from parity.cli.project import (
 )
 from parity.cli.run import cmd_run
 from parity.cli.validate import cmd_validate
-from parity.suite.options import REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
+from parity.suite.options import RECORDED_HELP, REQUIRE_LIVE_HELP, REQUIRE_TARGETS_HELP
 from parity.targets import peers
 from parity.targets.launch import availability, describe
 from parity.targets.spec import BUILTIN, TargetConfigError
@@ -138,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--suite", metavar="NAME", help=SUITE_HELP)
         p.add_argument("--require-targets", metavar="A,B", help=REQUIRE_TARGETS_HELP)
         p.add_argument("--require-live", metavar="A,B", help=REQUIRE_LIVE_HELP)
+        p.add_argument("--recorded", metavar="A,B", help=RECORDED_HELP)
         p.add_argument("-k", dest="keyword", help="pytest -k expression")
         p.add_argument("-n", dest="workers", help="parallel workers (pytest-xdist), e.g. auto")
         p.add_argument(

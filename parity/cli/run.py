@@ -41,6 +41,8 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
         out += ["--require-targets", args.require_targets]
     if getattr(args, "require_live", None):
         out += ["--require-live", args.require_live]
+    if getattr(args, "recorded", None):
+        out += ["--recorded", args.recorded]
     if args.keyword:
         out += ["-k", args.keyword]
     if args.workers:

@@ -94,12 +94,19 @@ CLOSE_GRACE = 1.0
 """Seconds the fake LLM gets to notice that an exited agent's requests are closed."""
 
 
+RECORDED = "--recorded: its recorded snapshot stands in for a live run"
+
+
 class Runner:
     """Runs scenarios against targets; one per process (see the module docstring)."""
 
-    def __init__(self, config: Config, cache_dir: Path | None = None) -> None:
+    def __init__(
+        self, config: Config, cache_dir: Path | None = None, recorded: frozenset[str] = frozenset()
+    ) -> None:
         self.config = config
         self.cache_dir = cache_dir
+        self.recorded = recorded
+        """Targets compared from their recorded snapshots even where they can run."""
         self._fake: FakeLLMThread | None = None
         self._ids = itertools.count(1)
         self._why_not: dict[str, str | None] = {}
@@ -135,7 +142,10 @@ class Runner:
         """Why `target` cannot run here (unknown, missing, setup failed), or None.
 
         The setup command runs at most once per process; with a cache directory, once
-        per session (a marker file records that it succeeded)."""
+        per session (a marker file records that it succeeded). A target of `recorded`
+        does not run: its recorded snapshot stands in (`RECORDED`)."""
+        if target in self.recorded and target in self.config.targets:
+            return RECORDED
         if target not in self._why_not:
             try:
                 spec = self.spec(target)

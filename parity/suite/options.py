@@ -27,7 +27,13 @@ REQUIRE_LIVE_HELP = (
     "comma-separated targets that must run live here: one that cannot fails its items "
     "and every parity check involving it, even where a recorded snapshot exists"
 )
-"""The help of both options; `parity run` shows the same text."""
+RECORDED_HELP = (
+    "comma-separated targets compared from their recorded snapshots even where they could "
+    "run here: their own items skip, saying so, and their parity checks compare with the "
+    "recording (a quick check of the other targets; `make test` uses it for native, whose "
+    "live runs `make parity` and CI do)"
+)
+"""The help of these options; `parity run` shows the same text."""
 
 OPTIONS: tuple[tuple[str, str | None, str | None, str], ...] = (
     (
@@ -40,6 +46,7 @@ OPTIONS: tuple[tuple[str, str | None, str | None, str], ...] = (
     ),
     ("--require-targets", "", None, REQUIRE_TARGETS_HELP),
     ("--require-live", "", None, REQUIRE_LIVE_HELP),
+    ("--recorded", "", None, RECORDED_HELP),
     (
         "--parity-root",
         None,

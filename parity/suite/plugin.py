@@ -91,8 +91,14 @@ def pytest_configure(config: pytest.Config) -> None:
         select=select,
         require=_required(config, "require_targets", cfg),
         require_live=_required(config, "require_live", cfg),
+        recorded=_required(config, "recorded", cfg),
         added=added,
     )
+    both = sorted(state.recorded & state.require_live)
+    if both:
+        raise pytest.UsageError(
+            f"parity: {', '.join(both)}: --recorded and --require-live contradict each other"
+        )
     # Views are kept for an HTML report, and in a ledger: `parity merge` writes one from it.
     state.ledger.collected.keep_views = any(
         config.getoption(f"parity_{name}", None) for name in ("report", "ledger")
@@ -334,8 +340,8 @@ def _install_sigterm(state: SessionState) -> None:
 
 
 def _required(config: pytest.Config, option: str, cfg: Config) -> set[str]:
-    """`--require-targets` / `--require-live`: declared target names (a typo is an
-    error, not a requirement nothing checks)."""
+    """`--require-targets` / `--require-live` / `--recorded`: declared target names (a
+    typo is an error, not a requirement nothing checks)."""
     names = _split(config.getoption(option, "")) or set()
     unknown = sorted(names - set(cfg.targets))
     if unknown:

@@ -37,6 +37,8 @@ class SessionState:
     their recorded snapshot (`REQUIRE_TARGETS_HELP`)."""
     require_live: set[str] = field(default_factory=set)
     """`--require-live`: they must run here; a recording does not stand in."""
+    recorded: set[str] = field(default_factory=set)
+    """`--recorded`: compared from their recorded snapshots even where they can run."""
     added: set[str] = field(default_factory=set)
     """`--targets +name`: targets added to every scenario whose reference target is of
     the same family (a user's own agent running the shipped suite)."""
@@ -81,7 +83,7 @@ class SessionState:
         if self._runner is None:
             from parity.engine.runner import Runner
 
-            self._runner = Runner(self.config, self.cache_dir)
+            self._runner = Runner(self.config, self.cache_dir, frozenset(self.recorded))
         return self._runner
 
     def close(self) -> None:

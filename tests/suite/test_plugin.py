@@ -145,6 +145,26 @@ def test_require_live_refuses_a_recording_in_place_of_a_run(project: Project) ->
     assert "--require-live: unknown target(s) gohst" in typo.stdout + typo.stderr
 
 
+def test_recorded_compares_a_target_that_could_run_with_its_recording(project: Project) -> None:
+    project.write("scenarios/demo/text.yaml", TEXT_SCENARIO)
+    assert project.parity("record").returncode == 0
+    snap = project.snapshot("demo/text", "mini-b")
+    snap.write_text(snap.read_text().replace("hello there", "hello where"))
+    # Live, mini-b runs: its own item drifts, and it agrees with mini.
+    live = project.parity("run")
+    assert "::mini-b FAILED" in live.stdout and "::parity[mini-b~mini] PASSED" in live.stdout
+    # --recorded mini-b: it does not run; its recording is what the parity check sees.
+    recorded = project.parity("run", "--recorded", "mini-b")
+    assert recorded.returncode == 1, recorded.stdout
+    assert "::mini-b SKIPPED" in recorded.stdout
+    assert "::parity[mini-b~mini] FAILED" in recorded.stdout
+    assert "--recorded: its recorded snapshot stands in for a live run" in recorded.stdout
+    assert "compared with its recorded snapshot (--recorded)" in recorded.stdout
+    both = project.parity("run", "--recorded", "mini-b", "--require-live", "mini-b")
+    assert both.returncode == 4
+    assert "--recorded and --require-live contradict" in both.stdout + both.stderr
+
+
 def test_markers_and_targets_select_items(project: Project) -> None:
     project.write("scenarios/demo/text.yaml", SINGLE)
     by_marker = project.parity("run", "--", "-m", "mini-b", "--collect-only", verbose=False)
