@@ -59,7 +59,12 @@ def test_the_guidance_is_natives_paragraph_and_the_family_is_offered() -> None:
     offer = offered(select(["goal"]), ToolSetup())
     assert [t.name for t in offer.tools] == list(FAMILY)
     assert offer.guidance == GOAL_GUIDANCE and not offer.missing
-    assert NATIVE and all(body["system"].endswith("\n\n" + GOAL_GUIDANCE[0]) for body in NATIVE)
+    # Last, or followed by the paragraph of a family offered beside it (a subagent's).
+    paragraph = "\n\n" + GOAL_GUIDANCE[0]
+    assert NATIVE and all(
+        body["system"].endswith(paragraph) or paragraph + "\n\n" in body["system"]
+        for body in NATIVE
+    )
 
 
 def test_the_round_prompt_and_closing_instructions_are_natives() -> None:
