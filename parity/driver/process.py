@@ -36,10 +36,11 @@ follow it: an MCP server that reads EOF only once it has loaded (a Python one ta
 second or more on a loaded machine: codex-acp's, in CI). Paid only while one runs."""
 
 ORPHAN_BUSY_CAP = 20.0
-"""Seconds, from the agent's end, such a process gets while it is still working (running
-or runnable, or in uninterruptible I/O): one still loading on a machine loaded several
-times over its cores (seen: load 6 on 2 cores) reads its EOF only after it has run. A
-process that sleeps past `ORPHAN_GRACE` is waiting for something else: a leftover."""
+"""Seconds, from the agent's end, such a process (or a child in the agent's group) gets
+while it is still working (running or runnable, or in uninterruptible I/O): one still
+loading on a machine loaded several times over its cores (seen: load 6 on 2 cores)
+reads its EOF only after it has run. A process that sleeps past its grace is waiting
+for something else: a leftover."""
 
 LOCALE_NAMES = frozenset(
     {
@@ -279,14 +280,19 @@ class AgentProcess:
         left = 0
         if self.record.stopped_by != "sigkill":
             deadline = loop.time() + LEFTOVER_GRACE
-            while (members := group_members(self.pid)) and loop.time() < deadline:
+            busy_deadline = loop.time() + ORPHAN_BUSY_CAP
+            # One still working past the grace is on its way to its end (a loaded
+            # machine); one asleep is waiting for something else: a leftover.
+            while (members := group_members(self.pid)) and (
+                loop.time() < deadline
+                or (loop.time() < busy_deadline and any(map(_working, members)))
+            ):
                 await asyncio.sleep(0.02)
             left = len(members)
             # One it started in a session of its own (codex-acp's MCP servers) was
             # re-parented here when it ended: a moment to read EOF and follow it.
             # (Not one still in its group: that one is a leftover, counted above.)
             deadline += ORPHAN_GRACE - LEFTOVER_GRACE
-            busy_deadline = deadline + ORPHAN_BUSY_CAP - ORPHAN_GRACE
             while (outside := _outside_group(self.pid)) and (
                 loop.time() < deadline
                 or (loop.time() < busy_deadline and any(map(_working, outside)))

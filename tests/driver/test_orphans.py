@@ -179,9 +179,10 @@ async def test_a_child_in_its_own_session_that_follows_the_agent_is_no_leftover(
     assert wait_none(marker, 2.0) == []
 
 
+@pytest.mark.parametrize("in_group", [False, True])
 @pytest.mark.parametrize(("busy", "leftovers"), [(True, 0), (False, 1)])
 async def test_a_child_still_working_past_the_grace_gets_longer_than_one_asleep(
-    busy: bool, leftovers: int, monkeypatch: pytest.MonkeyPatch
+    busy: bool, leftovers: int, in_group: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # On a machine loaded several times over its cores, codex-acp's Python MCP server was
     # still loading five seconds after the agent ended, and was counted a leftover. One
@@ -192,6 +193,8 @@ async def test_a_child_still_working_past_the_grace_gets_longer_than_one_asleep(
     env = {"DAEMON_MARKER": marker, "FOLLOW_DELAY": "0", "FOLLOW_BUSY": "2.5"}
     if not busy:
         env |= {"FOLLOW_DELAY": "2.5", "FOLLOW_BUSY": "0"}
+    if in_group:  # the same in the agent's own group, whose grace is one second
+        env |= {"FOLLOW_IN_GROUP": "1"}
     try:
         t = await run(
             [*BASIC, st("prompt", session="s1", text="hi")], "child_follows_on_eof", env=env
