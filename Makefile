@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SCHEMA  := parity/schema/acp/schema.json
-PYTEST_N ?= auto
+PYTEST_N ?= $(shell echo $$((2 * $$(nproc))))
 PARITY_N ?= auto
 PARITY_WORKERS = $(if $(filter auto,$(PARITY_N)),$(shell nproc),$(if $(filter 0,$(PARITY_N)),1 (serial),$(PARITY_N)))
 REQUIRE ?=
@@ -40,6 +40,9 @@ parity: $(STAMP) $(SCHEMA)
 	@echo "make parity: $(PARITY_WORKERS) worker(s) on $$(nproc) core(s) (PARITY_N=$(PARITY_N))"
 	$(BIN)/parity run -n $(PARITY_N) $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
+## PYTEST_N: two pytest-xdist workers per core; a worker often waits on agents and
+## subprocesses, and two per core were the fastest of 1, 1.5, 2 and 3 (docs/performance.md,
+## "make test: native from its recordings").
 ## make test: unit and integration tests of both packages, plus the parity suite, then
 ## the DSH plugin's node tests against the real fake LLM. Native is compared from its
 ## recorded snapshots there (RECORDED=native, `parity run --recorded`): its start-up
