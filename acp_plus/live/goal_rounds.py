@@ -39,8 +39,9 @@ CHECKPOINT_FLOOR = 0.004
 """Seconds a checkpoint lasts at least. Native's flushes the session's pending writes, a
 few milliseconds of real I/O, and a prompt the client sends on the answer arrives within
 it (measured against the live native: a prompt sent at once goes before the round, one
-sent 5 ms later after it; docs/acp-plus.md, "Goals"). acp-plus's log is already durable
-at each commit, so its sync alone would be over before any client could answer."""
+sent 5 ms later after it; docs/acp-plus.md, "When the round comes"). acp-plus's log is
+already durable at each commit, so its sync alone would be over before any client could
+answer."""
 
 
 class GoalRounds:
