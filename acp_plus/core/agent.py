@@ -158,8 +158,11 @@ class Agent:
 
     # -- control -----------------------------------------------------------------------
 
-    def cancel(self) -> bool:
-        """Abort the running turn (stream or tools); True if there was one to abort."""
+    def cancel(self, keep_inbox: bool = False) -> bool:
+        """Abort the running turn; True if one ran. Like native's, it drops the inbox (a
+        notice a failed step left), idle or not, unless `keep_inbox` (interrupt_agent)."""
+        if not keep_inbox:
+            self._inbox.clear()
         if not self.running:
             return False
         assert self._inner is not None

@@ -348,4 +348,4 @@ class Subagents:
             above = self._children.get(ancestor)
             ancestor = above.parent if above is not None else None
         if child is not None and ancestor == caller and child.agent is not None:
-            child.agent.cancel()
+            child.agent.cancel(keep_inbox=True)  # native's interrupt keeps queued input

@@ -119,21 +119,26 @@ class ProcStat(NamedTuple):
     ppid: int
     pgrp: int
     session: int
+    cpu: int = 0
+    """User and system time so far, in clock ticks."""
 
 
 def proc_stat(pid: int) -> ProcStat | None:
-    """`pid`'s state, parent, process group and session from /proc; None when gone."""
+    """`pid`'s state, parent, process group, session and CPU time from /proc; None when
+    gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read()
     except OSError:
         return None
     # The command name is parenthesised and may contain spaces: split after it. What
-    # follows is "state ppid pgrp session tty_nr ...".
+    # follows is "state ppid pgrp session tty_nr ..."; utime and stime are its 12th
+    # and 13th fields.
     fields = stat[stat.rfind(b")") + 2 :].split()
     if len(fields) < 4:
         return None
-    return ProcStat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]))
+    cpu = int(fields[11]) + int(fields[12]) if len(fields) > 12 else 0
+    return ProcStat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[3]), cpu)
 
 
 def adopted() -> list[int]:

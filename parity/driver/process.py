@@ -147,10 +147,26 @@ def _outside_group(pgid: int) -> list[int]:
     ]
 
 
-def _working(pid: int) -> bool:
-    """Whether `pid` is running or waiting for a CPU (R) or in uninterruptible I/O (D)."""
-    info = orphans.proc_stat(pid)
-    return info is not None and info.state in ("R", "D")
+class _Progress:
+    """Which of an ended agent's remaining processes are still working: running or
+    waiting for a CPU (R), in uninterruptible I/O (D), or whose CPU time grew within
+    the last `WORK_WINDOW` seconds (one loading on a loaded machine is often caught
+    asleep between its time slices, or in a thread's wait)."""
+
+    WORK_WINDOW = 1.0
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[int, float]] = {}  # pid -> (CPU ticks, when they grew)
+
+    def working(self, pid: int, now: float) -> bool:
+        info = orphans.proc_stat(pid)
+        if info is None or info.state == "Z":
+            return False
+        cpu, grew = self._seen.get(pid, (info.cpu, float("-inf")))
+        if info.cpu != cpu:
+            grew = now
+        self._seen[pid] = (info.cpu, grew)
+        return info.state in ("R", "D") or now - grew <= self.WORK_WINDOW
 
 
 # --- one agent process ------------------------------------------------------------------
@@ -281,22 +297,23 @@ class AgentProcess:
         if self.record.stopped_by != "sigkill":
             deadline = loop.time() + LEFTOVER_GRACE
             busy_deadline = loop.time() + ORPHAN_BUSY_CAP
+            progress = _Progress()
             # One still working past the grace is on its way to its end (a loaded
             # machine); one asleep is waiting for something else: a leftover.
-            while (members := group_members(self.pid)) and (
-                loop.time() < deadline
-                or (loop.time() < busy_deadline and any(map(_working, members)))
-            ):
+            while (members := group_members(self.pid)) and loop.time() < busy_deadline:
+                busy = any([progress.working(pid, loop.time()) for pid in members])
+                if loop.time() >= deadline and not busy:
+                    break
                 await asyncio.sleep(0.02)
             left = len(members)
             # One it started in a session of its own (codex-acp's MCP servers) was
             # re-parented here when it ended: a moment to read EOF and follow it.
             # (Not one still in its group: that one is a leftover, counted above.)
             deadline += ORPHAN_GRACE - LEFTOVER_GRACE
-            while (outside := _outside_group(self.pid)) and (
-                loop.time() < deadline
-                or (loop.time() < busy_deadline and any(map(_working, outside)))
-            ):
+            while (outside := _outside_group(self.pid)) and loop.time() < busy_deadline:
+                busy = any([progress.working(pid, loop.time()) for pid in outside])
+                if loop.time() >= deadline and not busy:
+                    break
                 await asyncio.sleep(0.02)
         if _kill_group(self.pid, signal.SIGKILL):
             deadline = loop.time() + ladder.kill

@@ -131,7 +131,8 @@ def test_stat_reads_parent_and_session_not_the_tty() -> None:
         me = orphans.proc_stat(os.getpid())
         assert me is not None
         assert (me.ppid, me.pgrp, me.session) == (os.getppid(), os.getpgid(0), os.getsid(0))
-        assert orphans.proc_stat(child.pid)[1:] == (os.getpid(), child.pid, child.pid)  # type: ignore[index]
+        assert orphans.proc_stat(child.pid)[1:4] == (os.getpid(), child.pid, child.pid)  # type: ignore[index]
+        assert me.cpu > 0  # utime + stime: this process has run
     finally:
         child.kill()
         child.wait(5)
@@ -180,9 +181,11 @@ async def test_a_child_in_its_own_session_that_follows_the_agent_is_no_leftover(
 
 
 @pytest.mark.parametrize("in_group", [False, True])
-@pytest.mark.parametrize(("busy", "leftovers"), [(True, 0), (False, 1)])
+@pytest.mark.parametrize(
+    ("busy", "naps", "leftovers"), [(True, False, 0), (True, True, 0), (False, False, 1)]
+)
 async def test_a_child_still_working_past_the_grace_gets_longer_than_one_asleep(
-    busy: bool, leftovers: int, in_group: bool, monkeypatch: pytest.MonkeyPatch
+    busy: bool, naps: bool, leftovers: int, in_group: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # On a machine loaded several times over its cores, codex-acp's Python MCP server was
     # still loading five seconds after the agent ended, and was counted a leftover. One
@@ -195,6 +198,8 @@ async def test_a_child_still_working_past_the_grace_gets_longer_than_one_asleep(
         env |= {"FOLLOW_DELAY": "2.5", "FOLLOW_BUSY": "0"}
     if in_group:  # the same in the agent's own group, whose grace is one second
         env |= {"FOLLOW_IN_GROUP": "1"}
+    if naps:  # mostly asleep between bursts, yet its CPU time grows: still working
+        env |= {"FOLLOW_NAPS": "1"}
     try:
         t = await run(
             [*BASIC, st("prompt", session="s1", text="hi")], "child_follows_on_eof", env=env

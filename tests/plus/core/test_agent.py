@@ -641,3 +641,32 @@ async def test_the_model_view_has_context_sorted_tools_and_native_refusals(
     assert texts[-1] == "more"
     sources = [e.get("source") for e in log.events() if e["type"] == "user/message"]
     assert sources == [None, "workspace-instructions", "runtime-context", "repeat-reminder", None]
+
+
+@pytest.mark.parametrize("keep_inbox", [False, True])
+async def test_cancel_drops_what_waits_in_the_inbox_unless_told_to_keep_it(
+    rig: Rig, server: ParityServer, keep_inbox: bool
+) -> None:
+    # Native's cancel clears the inbox (session/cancel); interrupt_agent keeps it.
+    server.catalog["tools"][0]["approval"] = "ask"
+    host = ParityStreamProvider(server.url)
+    rig.agent.tools = ToolRegistry(await fixture_tools(host))
+    steer = [{"type": "text", "text": "also do this"}]
+    pending = asyncio.Event()
+
+    async def steer_then_wait(req: ApprovalRequest) -> ApprovalOutcome | None:
+        rig.agent.steer(steer)
+        pending.set()
+        await asyncio.sleep(3600)
+        return None
+
+    rig.agent.approvals.responders.insert(0, steer_then_wait)
+    server.script += [_call_step("echo"), text_response("next")]
+    turn = asyncio.create_task(rig.agent.run_turn(GO, ROUTE))
+    await asyncio.wait_for(pending.wait(), 5)
+    rig.agent.cancel(keep_inbox=keep_inbox)
+    assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    await rig.agent.run_turn(GO, ROUTE)
+    await host.aclose()
+    carried = [u["content"] for u in rig.of("user/message") if u["turn"] == 2]
+    assert carried == ([steer, GO] if keep_inbox else [GO])
