@@ -95,7 +95,7 @@ class _Child:
             self.steered.append(content)
         return self.running
 
-    def cancel(self) -> None:
+    def cancel(self, keep_inbox: bool = False) -> None:
         self.cancelled = True
         self.release.set()
 
