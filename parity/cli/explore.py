@@ -9,6 +9,7 @@ findings, 2 when the targets cannot run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -148,7 +149,9 @@ def cmd_explore(args: argparse.Namespace) -> int:
     from parity.checks.acp_schema import def_names
     from parity.engine.runner import Runner
     from parity.explore.engine import Explorer, Options
+    from parity.explore.hypothesis_env import use_storage
 
+    use_storage(os.environ)
     config = project_config(args)
     names = tuple(t.strip() for t in args.targets.split(",") if t.strip())
     if len(names) != 2:

@@ -48,6 +48,7 @@ from parity.explore.findings import (
     signature,
 )
 from parity.explore.generate import scenarios, to_yaml
+from parity.explore.hypothesis_env import without_local_constants
 from parity.scenario.families import tools_named
 from parity.scenario.load import build_scenario
 from parity.scenario.model import Rule
@@ -287,7 +288,7 @@ class Explorer:
         # Hypothesis ends by raising the findings (one exception, or a group of them):
         # they are already in `_latest`, with the minimal example of each.
         try:
-            with contextlib.suppress(Exception, _OutOfTime):
+            with contextlib.suppress(Exception, _OutOfTime), without_local_constants():
                 test()
         except _Stopped as stop:
             raise SystemExit(stop.code) from None

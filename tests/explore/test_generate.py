@@ -84,7 +84,15 @@ def test_generation_reaches_every_trigger_answer_finish_and_content_type() -> No
     seen: set[str] = set()
     draws = st.lists(scenarios(PAIR), min_size=40, max_size=40)
 
-    @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+    # Derandomized: 120 random scenarios miss a rare answer now and then (reject-once,
+    # once in a whole `make test`), and a coverage check must not depend on the draw.
+    @settings(
+        max_examples=3,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(draws)
     def collect(batch: list[dict[str, Any]]) -> None:
         for scenario in batch:
