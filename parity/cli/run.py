@@ -23,6 +23,10 @@ def pytest_args(args: argparse.Namespace, config: Config, *, record: bool) -> li
     # (PYTHONDONTWRITEBYTECODE), for nothing, as no scenario item is a Hypothesis test
     # (docs/performance.md, "The test suite's slowest tests").
     out += ["-p", "no:hypothesispytest"]
+    # anyio's plugin (installed with httpx) serves async tests, and no scenario item is
+    # one. pytest-asyncio's stays: blocked, a project's own `asyncio_*` settings (this
+    # one's) would each warn as an unknown option.
+    out += ["-p", "no:anyio"]
     # Node ids relative to the project root (`scenarios/x.yaml::plus`) wherever it runs.
     out += ["--rootdir", str(config.root)]
     # pytest's own header (platform, plugin settings) says nothing about the agents and

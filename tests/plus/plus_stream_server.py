@@ -180,11 +180,16 @@ class ParityServer:
         chunks = entry["chunks"] if isinstance(entry, dict) else entry
         hang = isinstance(entry, dict) and entry.get("hang", False)
         drop = isinstance(entry, dict) and entry.get("drop", False)
+        # `unescaped`: non-ASCII characters raw, as the harness's fake LLM writes them
+        # (ensure_ascii=False), each line in 7-byte writes to cut characters apart.
+        unescaped = isinstance(entry, dict) and entry.get("unescaped", False)
         resp = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
         await resp.prepare(request)
         try:
             for chunk in chunks:
-                await resp.write((json.dumps(chunk) + "\n").encode())
+                line = (json.dumps(chunk, ensure_ascii=not unescaped) + "\n").encode()
+                for at in range(0, len(line), 7 if unescaped else len(line)):
+                    await resp.write(line[at : at + (7 if unescaped else len(line))])
             if drop:
                 # Cut the connection mid-response, as a crashing server would.
                 assert request.transport is not None

@@ -135,6 +135,28 @@ class StreamStalled(Exception):
         self.seconds = seconds
 
 
+async def ndjson_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The lines of an NDJSON body, split at b"\\n" only, each decoded as UTF-8 (an
+    invalid byte becomes U+FFFD, as a JavaScript TextDecoder reads it).
+
+    Not httpx's `aiter_lines`: it splits where `str.splitlines` does, also at U+0085,
+    U+2028, U+2029 and the \\x1c-\\x1e separators, which JSON carries unescaped inside
+    strings (a tool call's arguments), so a valid line came apart into two malformed
+    ones. Splitting the bytes also never cuts a multi-byte character."""
+    head: list[bytes] = []  # the line begun in earlier chunks, never scanned twice
+    async for chunk in chunks:
+        *complete, rest = chunk.split(b"\n")
+        if complete:
+            complete[0] = b"".join([*head, complete[0]])
+            head = []
+            for line in complete:
+                yield line.decode("utf-8", "replace")
+        if rest:
+            head.append(rest)
+    if head:
+        yield b"".join(head).decode("utf-8", "replace")
+
+
 class StallGuard:
     """Bounds the wait for each next chunk of a provider stream (`stream_idle_timeout`).
 

@@ -26,6 +26,7 @@ from acp_plus.core.llm.base import (
     StallGuard,
     StreamStalled,
     error_finish,
+    ndjson_lines,
     provider_failure,
 )
 
@@ -252,7 +253,7 @@ class ParityStreamProvider:
                 body = await resp.aread()
                 yield error_finish(_error_text(resp.status_code, body), PROTOCOL_CODE)
                 return
-            lines = resp.aiter_lines()
+            lines = ndjson_lines(resp.aiter_bytes())
             with StallGuard(self._idle_timeout) as guard:
                 while True:
                     try:

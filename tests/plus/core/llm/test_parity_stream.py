@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
-from plus_stream_server import HANG_AFTER_PARTIAL, ParityServer, text_response
+from plus_stream_server import (
+    HANG_AFTER_PARTIAL,
+    ParityServer,
+    text_response,
+    tool_call_response,
+)
 
 from acp_plus.core.llm.base import ModelRequest, ProviderError, Router
 from acp_plus.core.llm.parity_stream import (
@@ -90,6 +96,27 @@ async def test_stream_sends_the_canonical_request_and_yields_chunks(server: Pari
         "reasoningEffort": "high",
         "messages": [{"role": "user", "content": [{"type": "text", "text": "go"}]}],
     }  # no `tools` key for an empty list, as native's requests
+
+
+async def test_line_separators_inside_a_json_string_do_not_split_the_line(
+    server: ParityServer,
+) -> None:
+    """NDJSON lines end at "\\n" only: U+0085, U+2028, U+2029 and \\x1c-\\x1e travel
+    unescaped inside JSON strings (the harness's fake LLM writes them so), and a reader
+    splitting where `str.splitlines` does failed the turn with "malformed stream line"
+    where native runs the call (explore, seed 43)."""
+    args = {"text": "a\x85b\u2028c\u2029d\x1ce\x1df\x1eg\x0bh\x0ci \U000f9e15 \U000241fb"}
+    call = tool_call_response("echo", "call-1", args)
+    raw = json.dumps(args, ensure_ascii=False)  # the arguments as the fake LLM streams them
+    call[1]["argumentsDelta"] = call[2]["block"]["arguments"] = raw
+    chunks = [*call, {"type": "finish", "reason": {"kind": "stop"}}]
+    server.script.append({"chunks": chunks, "unescaped": True})
+    provider = ParityStreamProvider(server.url)
+    try:
+        got = await _collect(provider, _request())
+    finally:
+        await provider.aclose()
+    assert got == chunks
 
 
 async def test_non_200_is_a_parity_protocol_failure_and_is_not_retried(
