@@ -4,8 +4,10 @@
 Like native, both run ripgrep with a fixed argument vector (no shell; every model value
 one argument, the search root after `--`, `--no-config` so no configuration file can add
 a preprocessor) in the session's cwd, and word what it prints the way native does.
-Native ships its own `rg`; acp-plus runs the one on PATH (Debian's `ripgrep`), and
-without one each call fails with native's launch-failure text. A result over the
+Native ships its own `rg` (15.0.0); acp-plus runs the one of the `ripgrep` wheel it
+depends on (14.1: ripgrep's messages follow its version, and a system's may be older),
+else the one on PATH, and without either each call fails with native's launch-failure
+text. A result over the
 inline cap keeps its first page, and the whole result goes to a file in the spill
 directory (`spill.save_text`, as native's spill store) that the page's footer names.
 """
@@ -13,9 +15,11 @@ directory (`spill.save_text`, as native's spill store) that the page's footer na
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
+from importlib import metadata
 from typing import Any, ClassVar
 
 from acp_plus.core.js_json import js_trim
@@ -58,9 +62,25 @@ def workdir_relative(path: str, workdir: str) -> str:
     return rel
 
 
+@functools.cache
+def ripgrep() -> str | None:
+    """The `rg` of the installed `ripgrep` distribution (wherever pip put its scripts:
+    a venv, `--user`, pipx), else the first on PATH, else None."""
+    try:
+        dist = metadata.distribution("ripgrep")
+    except metadata.PackageNotFoundError:
+        return shutil.which("rg")
+    for file in dist.files or ():
+        if file.name in ("rg", "rg.exe"):
+            path = str(dist.locate_file(file))
+            if os.access(path, os.X_OK):
+                return os.path.normpath(path)
+    return shutil.which("rg")
+
+
 async def run_rg(tool: str, argv: list[str], cwd: str) -> tuple[str, bool]:
     """ripgrep's complete stdout and whether it found nothing (exit 1)."""
-    rg = shutil.which("rg")
+    rg = ripgrep()
     if rg is None:
         raise SearchError(f"{tool} could not start its search command (ripgrep launch failed)")
     try:

@@ -3,7 +3,9 @@ recorded native showed its model, and the result texts (tools/fs-search records 
 
 from __future__ import annotations
 
-import shutil
+import sysconfig
+from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +85,6 @@ def test_paths_are_shown_relative_to_the_workdir() -> None:
     assert workdir_relative("rel/x", "/w") == "rel/x"
 
 
-@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not on PATH")
 async def test_over_the_cap_glob_keeps_the_first_page_and_a_bad_regex_is_refused(
     tmp_path: Path,
 ) -> None:
@@ -108,6 +109,20 @@ async def test_over_the_cap_glob_keeps_the_first_page_and_a_bad_regex_is_refused
     assert bad.content[0]["text"].startswith("Error: grep pattern rejected by ripgrep: ")
 
 
+@pytest.fixture
+def no_ripgrep_wheel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """As if the `ripgrep` distribution were not installed (`ripgrep()` is cached)."""
+
+    def missing(name: str) -> Any:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(fs_search.metadata, "distribution", missing)
+    fs_search.ripgrep.cache_clear()
+    yield
+    fs_search.ripgrep.cache_clear()
+
+
+@pytest.mark.usefixtures("no_ripgrep_wheel")
 async def test_without_ripgrep_a_search_fails_with_natives_launch_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -116,4 +131,32 @@ async def test_without_ripgrep_a_search_fails_with_natives_launch_text(
     result = await glob.run({"pattern": "*"}, ToolContext("s", tmp_path, "c1", 1))
     assert result.is_error and result.content[0]["text"] == (
         "Error: glob could not start its search command (ripgrep launch failed)"
+    )
+
+
+@pytest.mark.usefixtures("no_ripgrep_wheel")
+def test_without_the_wheel_the_rg_on_path_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rg = tmp_path / "rg"
+    rg.write_text("#!/bin/sh\n")
+    rg.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert fs_search.ripgrep() == str(rg)
+
+
+async def test_the_wheels_ripgrep_runs_whatever_is_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `ripgrep` dependency's rg, not a system's (Debian 12's 13.0 words its errors
+    without native's "rg: "): a bad glob reads as native 0.2.1-rc.2's (explore, seed 43)."""
+    own = fs_search.ripgrep()
+    assert own is not None
+    assert Path(own).parent == Path(sysconfig.get_path("scripts"))  # this venv's
+    monkeypatch.setenv("PATH", str(tmp_path))  # no rg there at all
+    glob, _ = fs_search_tools()
+    result = await glob.run({"pattern": "["}, ToolContext("s", tmp_path, "c1", 1))
+    assert result.is_error and result.content[0]["text"] == (
+        "Error: glob pattern rejected by ripgrep: rg: error parsing glob '[': "
+        "unclosed character class; missing ']'"
     )
