@@ -185,10 +185,11 @@ class GoalRounds:
         """Settle a cancelled round, then the next round's turn (None: none is due; a
         goal out of rounds is blocked here)."""
         self._settle_cancelled()
+        if not self._drivable():
+            return None
         state = self.goal.state()
         goal = state.goal
-        if goal is None or goal["phase"] != "active" or self.goal.activation != "armed":
-            return None
+        assert goal is not None  # _drivable: an active, armed goal
         ref = (goal["id"], goal["revision"])
         if state.rounds_started >= goal["maxGoalRounds"]:
             limit = goal["maxGoalRounds"]

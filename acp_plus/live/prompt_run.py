@@ -34,7 +34,6 @@ class PromptRun:
     cancel_requested: bool = False
     turn: int | None = None
     delivery_failure: str | None = None
-    started: bool = False  # its first turn began (until then it waits to be admitted)
     holding: bool = False  # from its first turn's start until it settles (`hold`)
     woken: asyncio.Future[Any] | None = None  # a turn a notice woke meanwhile
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)

@@ -241,7 +241,7 @@ class LiveSession:
         try:
             # run_turn commits turn/start synchronously before its first await, so a
             # cancel arriving from here on finds the agent running.
-            run.started = run.holding = True
+            run.holding = True
             reason: Mapping[str, Any] | None = await self.agent.run_turn(content, route)
         except Exception as exc:
             if run.turn is None:

@@ -14,7 +14,7 @@ import atexit
 import contextlib
 import os
 import signal
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,6 +168,19 @@ class _Progress:
         self._seen[pid] = (info.cpu, grew)
         return info.state in ("R", "D") or now - grew <= self.WORK_WINDOW
 
+    async def outlast(
+        self, remaining: Callable[[], list[int]], grace_end: float, busy_end: float
+    ) -> list[int]:
+        """Wait while `remaining()` finds processes: until `grace_end` in any case, then
+        as long as one of them is working, but not past `busy_end`. What is left."""
+        loop = asyncio.get_running_loop()
+        while (pids := remaining()) and loop.time() < busy_end:
+            busy = any([self.working(pid, loop.time()) for pid in pids])
+            if loop.time() >= grace_end and not busy:
+                break
+            await asyncio.sleep(0.02)
+        return pids
+
 
 # --- one agent process ------------------------------------------------------------------
 
@@ -300,21 +313,15 @@ class AgentProcess:
             progress = _Progress()
             # One still working past the grace is on its way to its end (a loaded
             # machine); one asleep is waiting for something else: a leftover.
-            while (members := group_members(self.pid)) and loop.time() < busy_deadline:
-                busy = any([progress.working(pid, loop.time()) for pid in members])
-                if loop.time() >= deadline and not busy:
-                    break
-                await asyncio.sleep(0.02)
+            members = await progress.outlast(
+                lambda: group_members(self.pid), deadline, busy_deadline
+            )
             left = len(members)
             # One it started in a session of its own (codex-acp's MCP servers) was
             # re-parented here when it ended: a moment to read EOF and follow it.
             # (Not one still in its group: that one is a leftover, counted above.)
             deadline += ORPHAN_GRACE - LEFTOVER_GRACE
-            while (outside := _outside_group(self.pid)) and loop.time() < busy_deadline:
-                busy = any([progress.working(pid, loop.time()) for pid in outside])
-                if loop.time() >= deadline and not busy:
-                    break
-                await asyncio.sleep(0.02)
+            await progress.outlast(lambda: _outside_group(self.pid), deadline, busy_deadline)
         if _kill_group(self.pid, signal.SIGKILL):
             deadline = loop.time() + ladder.kill
             while group_members(self.pid) and loop.time() < deadline:
