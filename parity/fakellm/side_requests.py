@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 
-HOLD = 3.0
+HOLD = 10.0
 """Seconds the first tool-less request of a run waits for the agent's turn to show tools:
-several times opencode's gap, for a loaded machine; a chat-only agent pays it once a run."""
+many times opencode's gap, for a loaded machine (at 3 s, a `make test` with four workers
+on two cores saw opencode's turn come later, and its title request took the turn's
+entry); a chat-only agent pays it once a run, and only under a script with a side entry."""
 
 
 class SideRequests:
