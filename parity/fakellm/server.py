@@ -185,7 +185,9 @@ class FakeLLM:
             # The harness's own MCP bridge listing the fixture tools: plumbing, not the
             # agent's traffic, and its timing races the agent's first model call (one
             # bridge per session). What the agent saw shows in its model requests.
-            return _json(200, self._run(request).catalog)
+            run = self._run(request)
+            run.sides.bridge_started()
+            return _json(200, run.catalog)
         run, _ = await self._start(request, PARITY_STREAM.name)
         return _json(200, run.catalog)
 

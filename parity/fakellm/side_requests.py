@@ -10,21 +10,27 @@ has shown that its turns carry tools.
 An agent that sends the side request first (opencode sends its title request, then the
 turn 0.5-0.8 s later on an idle 2-core machine, while it lists its MCP tools) has shown
 nothing yet; the first tool-less request of a run therefore waits up to `HOLD` seconds
-for a request with tools.
-If one comes, the tool-less one is a side request; if none comes, this agent's turns
-carry no tools (a chat-only agent) and its tool-less requests are turns from then on.
-The hold is only paid where a script asks for it (a `match: {request: side}` entry).
+for a request with tools, and up to `BRIDGE_HOLD` if by then the agent has started the
+harness's MCP bridge (which reads the run's catalog as it starts: an agent that starts
+it will offer its tools, and only a slow machine keeps its turn). If one comes, the
+tool-less one is a side request; if none comes, this agent's turns carry no tools (a
+chat-only agent) and its tool-less requests are turns from then on. The hold is only
+paid where a script asks for it (a `match: {request: side}` entry), and a chat-only
+agent, which starts no bridge, pays the short one.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-HOLD = 10.0
+HOLD = 3.0
 """Seconds the first tool-less request of a run waits for the agent's turn to show tools:
-many times opencode's gap, for a loaded machine (at 3 s, a `make test` with four workers
-on two cores saw opencode's turn come later, and its title request took the turn's
-entry); a chat-only agent pays it once a run, and only under a script with a side entry."""
+several times opencode's gap; a chat-only agent pays it once a run."""
+
+BRIDGE_HOLD = 12.0
+"""The same, in all, for an agent that has started the MCP bridge: at 3 s, a `make test`
+with four workers on two cores saw opencode's turn come later, and its title request
+took the turn's entry."""
 
 
 class SideRequests:
@@ -33,6 +39,11 @@ class SideRequests:
     def __init__(self) -> None:
         self._tools_seen: asyncio.Event | None = None
         self._tool_less_turns = False
+        self._bridge = False
+
+    def bridge_started(self) -> None:
+        """The agent started the harness's MCP bridge (it read the run's catalog)."""
+        self._bridge = True
 
     def _event(self) -> asyncio.Event:
         # Created on the server's loop, at the first request (the run is built elsewhere).
@@ -55,9 +66,17 @@ class SideRequests:
             return not has_tools
         if self._tool_less_turns:
             return False
+        first = HOLD if hold is None else hold
+        if await self._shown_within(first):
+            return True
+        if self._bridge and await self._shown_within(max(BRIDGE_HOLD - first, 0.0)):
+            return True
+        self._tool_less_turns = True
+        return False
+
+    async def _shown_within(self, seconds: float) -> bool:
         try:
-            await asyncio.wait_for(self._event().wait(), HOLD if hold is None else hold)
+            await asyncio.wait_for(self._event().wait(), seconds)
         except TimeoutError:
-            self._tool_less_turns = True
             return False
         return True

@@ -12,11 +12,13 @@ import asyncio
 import time
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
 from parity.checks.problem_kinds import llm_kind
 from parity.fakellm import side_requests
+from parity.fakellm.mcp_stdio import VIA_HEADER
 from parity.fakellm.run import Run
 from tests.support.fakellm import OpenRun
 
@@ -92,3 +94,24 @@ async def test_without_a_side_entry_nothing_is_held(
     started = time.monotonic()
     assert await ask(run, "Generate a title", tools=False) == "T"
     assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize("bridge", [True, False])
+async def test_an_agent_that_started_the_mcp_bridge_is_waited_for_longer(
+    open_run: OpenRun, monkeypatch: pytest.MonkeyPatch, bridge: bool
+) -> None:
+    """A loaded machine can keep opencode's turn past the short hold; an agent that has
+    started the MCP bridge gets the long one (a chat-only agent starts none)."""
+    monkeypatch.setattr(side_requests, "HOLD", 0.3)
+    monkeypatch.setattr(side_requests, "BRIDGE_HOLD", 5.0)
+    run = open_run([SIDE, {"text": "the turn"}, {"text": "more"}])
+    if bridge:  # what the bridge asks the fake as it starts (mcp_stdio.serve)
+        async with httpx.AsyncClient(headers={VIA_HEADER: "mcp"}) as http:
+            assert (await http.get(f"{run.base_url}/catalog")).status_code == 200
+    side = asyncio.create_task(ask(run, "say hello", tools=False))
+    await asyncio.sleep(1.0)  # past the short hold
+    turn = await ask(run, "say hello", tools=True)
+    if bridge:
+        assert (await side, turn) == ("A title", "the turn")
+    else:  # taken for a chat-only agent's turn: the script's entries in order
+        assert (await side, turn) == ("the turn", "more")
