@@ -183,10 +183,9 @@ class FakeLLM:
     async def _catalog(self, request: web.Request) -> web.StreamResponse:
         if request.headers.get(VIA_HEADER) == "mcp":
             # The harness's own MCP bridge listing the fixture tools: plumbing, not the
-            # agent's traffic, and its timing races the agent's first model call (one
-            # bridge per session). What the agent saw shows in its model requests.
-            run = self._run(request)
-            run.sides.bridge_started()
+            # agent's traffic (its timing races the agent's first model call), yet a sign
+            # the agent's turns will offer tools (side_requests.BRIDGE_HOLD).
+            (run := self._run(request)).sides.bridge_started()
             return _json(200, run.catalog)
         run, _ = await self._start(request, PARITY_STREAM.name)
         return _json(200, run.catalog)
