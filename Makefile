@@ -40,10 +40,9 @@ parity: $(STAMP) $(SCHEMA)
 	@echo "make parity: $(PARITY_WORKERS) worker(s) on $$(nproc) core(s) (PARITY_N=$(PARITY_N))"
 	$(BIN)/parity run -n $(PARITY_N) $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
-## PYTEST_N=auto: one pytest-xdist worker per core. Two per core were faster (328 s
-## against 432 s of pytest here) but the third-party peers raced under that load (an
-## opencode title request, a codex-acp leftover), so they are not the default
-## (docs/performance.md, "make test: native from its recordings").
+## PYTEST_N=auto: one pytest-xdist worker per core. More were faster (three: 344-370 s
+## against 436 s of pytest here; four: 328 s) but had timing failures under that load,
+## so they are not the default (docs/performance.md, "make test: Hypothesis's caches...").
 ## make test: unit and integration tests of both packages, plus the parity suite, then
 ## the DSH plugin's node tests against the real fake LLM. Native is compared from its
 ## recorded snapshots there (RECORDED=native, `parity run --recorded`): its start-up
