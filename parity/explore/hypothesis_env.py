@@ -1,7 +1,7 @@
 """How exploration sets Hypothesis up: where it keeps its caches, and no "local constants".
 
 **Storage.** Hypothesis keeps what it computes once (the Unicode character map its text
-strategies draw from, some 5 s of CPU) in `.hypothesis/` under the current directory: a
+strategies draw from, some 7 s of CPU) in `.hypothesis/` under the current directory: a
 folder in the user's project, computed again in every new one. `parity explore` keeps it
 in `$XDG_CACHE_HOME/acp-parity/hypothesis` (`~/.cache/...`) instead, once per machine,
 unless `HYPOTHESIS_STORAGE_DIRECTORY` names a place. The example database is not there:
@@ -13,10 +13,9 @@ own modules that are not installed packages: here `parity` and `acp_plus` themse
 an editable checkout, nothing in an installed wheel. For `parity explore` that is wrong
 twice over: the code under test is the agents, in their own processes, not the harness;
 and a seed would draw other scenarios in a checkout than from a wheel, and other ones
-after any edit to a string anywhere in the harness. Collecting them also parses the
-harness's source once per project (`.hypothesis/constants/`), some 8 s of CPU in a fresh
-directory. So exploration draws with an empty local pool: a seed then draws the same
-examples wherever the harness is installed from, and writes no constants cache.
+after any edit to a string anywhere in the harness (Hypothesis also kept a cache of them,
+`.hypothesis/constants/`, in the user's project). So exploration draws with an empty
+local pool: a seed then draws the same examples wherever the harness is installed from.
 
 There is no setting for this; the hook is the provider module's `_get_local_constants`,
 which the default provider calls by name, and its `CONSTANTS_CACHE` of the pools per

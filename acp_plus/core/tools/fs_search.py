@@ -7,9 +7,9 @@ a preprocessor) in the session's cwd, and word what it prints the way native doe
 Native ships its own `rg` (15.0.0); acp-plus runs the one of the `ripgrep` wheel it
 depends on (14.1: ripgrep's messages follow its version, and a system's may be older),
 else the one on PATH, and without either each call fails with native's launch-failure
-text. A result over the
-inline cap keeps its first page, and the whole result goes to a file in the spill
-directory (`spill.save_text`, as native's spill store) that the page's footer names.
+text. A result over the inline cap keeps its first page, and the whole result goes to a
+file in the spill directory (`spill.save_text`, as native's spill store) that the
+page's footer names.
 """
 
 from __future__ import annotations
