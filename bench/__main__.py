@@ -17,6 +17,7 @@ MODULES = (
     "bench.bench_known",
     "bench.bench_sandbox",
     "bench.bench_explore",
+    "bench.bench_explore_storage",
     "bench.bench_native",
     "bench.bench_natives",
     "bench.bench_shards",
