@@ -34,6 +34,8 @@ from typing import Any
 from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.internal.conjecture import providers
 
+from parity.targets.user_cache import user_cache
+
 _HOOK = "_get_local_constants"
 _CACHE = "CONSTANTS_CACHE"
 
@@ -76,8 +78,7 @@ def storage_home(env: Mapping[str, str]) -> Path | None:
     one (`HYPOTHESIS_STORAGE_DIRECTORY`, which Hypothesis reads itself)."""
     if env.get("HYPOTHESIS_STORAGE_DIRECTORY", "").strip():
         return None
-    base = env.get("XDG_CACHE_HOME", "").strip() or str(Path(env.get("HOME", "~"), ".cache"))
-    return Path(base).expanduser() / "acp-parity" / "hypothesis"
+    return user_cache(env) / "hypothesis"
 
 
 def use_storage(env: Mapping[str, str]) -> None:

@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from parity.targets.user_cache import user_cache
+
 CACHE_OFF = ("0", "off", "false", "no")
 
 
@@ -34,8 +36,7 @@ def compile_cache(env: Mapping[str, str]) -> Path | None:
         return None
     if named:
         return Path(named)
-    base = env.get("XDG_CACHE_HOME", "").strip() or str(Path(env.get("HOME", "~"), ".cache"))
-    return Path(base).expanduser() / "acp-parity" / "native"
+    return user_cache(env) / "native"
 
 
 def launch_parts(cache: Path | None) -> tuple[dict[str, str], dict[str, str]]:

@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+from parity.targets.user_cache import user_cache
+
 
 def outside_private_tmp(exe: Path, cache: Path | None = None) -> Path:
     """`exe`, or where it runs from when it lives under /tmp: a copy of its runtime folder
@@ -22,11 +24,11 @@ def outside_private_tmp(exe: Path, cache: Path | None = None) -> Path:
     real = exe.resolve()
     if not real.is_relative_to(tmp):
         return exe
-    base = cache or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    base = cache / "acp-parity" if cache else user_cache(os.environ)
     if base.resolve().is_relative_to(tmp):
         return exe  # nowhere outside /tmp to put it
     stat = real.stat()
-    target = base / "acp-parity" / "dsh-runtime" / f"{stat.st_size}-{stat.st_mtime_ns}"
+    target = base / "dsh-runtime" / f"{stat.st_size}-{stat.st_mtime_ns}"
     if not (target / real.name).is_file():
         staging = target.with_name(f"{target.name}.{os.getpid()}.partial")
         shutil.rmtree(staging, ignore_errors=True)
