@@ -8,7 +8,8 @@ PYTEST_N ?= auto
 PARITY_N ?= auto
 PARITY_WORKERS = $(if $(filter auto,$(PARITY_N)),$(shell nproc),$(if $(filter 0,$(PARITY_N)),1 (serial),$(PARITY_N)))
 REQUIRE ?=
-RECORDED ?= $(if $(LIVE),,native)
+PEERS    := codex-acp,qwen-code,opencode,opencode-ask
+RECORDED ?= $(if $(LIVE),,native,$(PEERS))
 
 .PHONY: parity test record lint peers schema bench clean install explore
 
@@ -44,11 +45,13 @@ parity: $(STAMP) $(SCHEMA)
 ## against 436 s of pytest here; four: 328 s) but had timing failures under that load,
 ## so they are not the default (docs/performance.md, "make test: Hypothesis's caches...").
 ## make test: unit and integration tests of both packages, plus the parity suite, then
-## the DSH plugin's node tests against the real fake LLM. Native is compared from its
-## recorded snapshots there (RECORDED=native, `parity run --recorded`): its start-up
-## alone (some 2.4 s of CPU a run, ~150 runs) is 40 % of the suite's CPU on two
-## cores (docs/performance.md, "make test"); every recording must exist. Its live runs
-## are `make parity`'s, which CI runs after this. LIVE=native runs it live here too. Not -q: under pytest-xdist it
+## the DSH plugin's node tests against the real fake LLM. Native and the third-party
+## peers are compared from their recorded snapshots there (RECORDED, `parity run
+## --recorded`): native's start-up alone (some 2.4 s of CPU a run, ~150 runs) is 40 % of
+## the suite's CPU on two cores, and opencode and qwen-code take 2 to 6 s of CPU a run
+## (docs/performance.md, "make test"); every recording must exist. Their live runs are
+## `make parity`'s, which CI runs after this. LIVE=native runs them all live here too
+## (RECORDED= with LIVE unset: native recorded no more). Not -q: under pytest-xdist it
 ## hides the "N workers [M items]" line that says collection (some 30 s per worker) is
 ## over; count-style progress says how far the run is, and unbuffered output shows
 ## it as it happens when make's output goes to a pipe or a CI log.
