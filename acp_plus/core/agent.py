@@ -36,17 +36,9 @@ from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.step import StepAccumulator, tool_calls
 from acp_plus.core.store import SessionLog
 from acp_plus.core.token_meter import reading
-from acp_plus.core.tool_arguments import (
-    NOT_LOSSLESS_TEXT,
-    lossless,
-    parse_arguments,
-)
+from acp_plus.core.tool_arguments import NOT_LOSSLESS_TEXT, lossless, parse_arguments
 from acp_plus.core.tool_call import run_checked
-from acp_plus.core.tool_schedule import (
-    concurrency_safe,
-    groups,
-    run_pool,
-)
+from acp_plus.core.tool_schedule import concurrency_safe, groups, run_pool
 from acp_plus.core.tools.base import ToolRegistry, ToolResult
 from acp_plus.core.tools.spill import bound
 
@@ -100,6 +92,7 @@ class Agent:
         self.waiter: Callable[[], Awaitable[bool]] | None = None  # children running (subagents)
         self._inner: asyncio.Task[ev.TurnEndReason] | None = None
         self._inbox: list[ev.UserMessage] = []  # committed in order at the next step boundary
+        self._claimed: list[ev.UserMessage] = []  # the inbox a step took, during its pre-step work
         self._hooked: list[ev.UserMessage] = []  # hooks' context of the running call
         self._cancel_requested = False
         self._cancel_event = asyncio.Event()
@@ -125,11 +118,8 @@ class Agent:
         return used_tokens(self.log.events())
 
     def commit(self, event: Any) -> dict[str, Any]:
-        """Append an event to the log, then hand the committed form to `on_event`.
-
-        A failing `on_event` is logged, not raised: delivery is the session layer's
-        concern and must not corrupt the loop's state.
-        """
+        """Append an event to the log, then hand the committed form to `on_event` (a failing
+        one is logged, not raised: delivery must not corrupt the loop's state)."""
         if asyncio.current_task() in self._orphans:
             log.warning("dropped %s from an abandoned turn", event.get("type"))
             return dict(event)
@@ -143,18 +133,15 @@ class Agent:
     def settle_interrupted(self) -> dict[str, Any] | None:
         """Commit `turn/end{interrupted}` for a turn a crash left open; None if none was."""
         turn = interrupted_turn(self.log.events())
-        if turn is None:
-            return None
-        return self.commit(ev.turn_end(turn, "interrupted"))
+        return None if turn is None else self.commit(ev.turn_end(turn, "interrupted"))
 
     def record_route(self, route: Route | tuple[Any, ...]) -> dict[str, Any] | None:
         """Commit `route/set` if `route` differs from the last logged one (for resume, §1.5)."""
         r = Route(*route)
         last = last_route(self.log.events())
         held = last and (last["provider"], last["model"], last["effort"], last["explicitEffort"])
-        if held == tuple(r):
-            return None
-        return self.commit(ev.route_set(r.provider, r.model, r.effort, r.explicit_effort))
+        same = held == tuple(r)
+        return None if same else self.commit(ev.route_set(*r[:3], r.explicit_effort))
 
     # -- control -----------------------------------------------------------------------
 
@@ -163,6 +150,7 @@ class Agent:
         notice a failed step left), idle or not, unless `keep_inbox` (interrupt_agent)."""
         if not keep_inbox:
             self._inbox.clear()
+            self._claimed.clear()
         if not self.running:
             return False
         assert self._inner is not None
@@ -276,14 +264,13 @@ class Agent:
         hit_ceiling = False
         while True:
             self._check_cancel()
-            if self.hooks is not None and not await self.hooks.enter(self, turn, self._inbox):
+            step_input = await self._step_input(turn)
+            if step_input is None:
                 return {"kind": "completed"}  # a UserPromptSubmit hook rejected the step
-            notes = await self.tools.step_context(self.log.events(), self._inbox, self.cwd, turn)
-            for queued in [*self._inbox, *notes]:  # steered, then the tools' context (skills)
+            for queued in step_input:  # steered, then the tools' context (skills)
                 self.commit(queued)
                 if "source" not in queued:  # a user's message: repetition across it is no loop
                     self._repeats.reset()
-            self._inbox.clear()
             request = ModelRequest(
                 provider=route.provider,
                 model=route.model,
@@ -357,6 +344,19 @@ class Agent:
 
     def _announce(self, turn: int, call: dict[str, Any]) -> None:
         self.commit(ev.tool_call(turn, *_identity(call)))
+
+    async def _step_input(self, turn: int) -> list[ev.UserMessage] | None:
+        """The inbox, claimed first as native's pre-step does (before the hooks and the skill
+        catalog: a notice arriving meanwhile waits a step); None: a hook rejected the step."""
+        self._claimed, self._inbox = self._inbox, []
+        try:
+            if self.hooks is not None and not await self.hooks.enter(self, turn, self._claimed):
+                return None
+            notes = await self.tools.step_context(self.log.events(), self._claimed, self.cwd, turn)
+        except asyncio.CancelledError:
+            self._inbox[:0] = self._claimed  # cancel() emptied it, unless it keeps the inbox
+            raise
+        return [*self._claimed, *notes]
 
     async def _run_tool(self, turn: int, call: dict[str, Any]) -> None:
         self._announce(turn, call)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -666,6 +666,82 @@ async def test_cancel_drops_what_waits_in_the_inbox_unless_told_to_keep_it(
     await asyncio.wait_for(pending.wait(), 5)
     rig.agent.cancel(keep_inbox=keep_inbox)
     assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    await rig.agent.run_turn(GO, ROUTE)
+    await host.aclose()
+    carried = [u["content"] for u in rig.of("user/message") if u["turn"] == 2]
+    assert carried == ([steer, GO] if keep_inbox else [GO])
+
+
+class _PreStepWork:
+    """A tool whose context before each step (as the skill catalog's) awaits `work`."""
+
+    name = "pre_step"
+    description = "Never called."
+    parameters: ClassVar[dict[str, Any]] = {"type": "object"}
+
+    def __init__(self, work: Callable[[int], Awaitable[None]]) -> None:
+        self.work = work
+        self.steps = 0
+
+    def approval_reason(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        return None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise AssertionError("not called")
+
+    async def step_context(self, events: Any, cwd: Path, turn: int) -> list[Any]:
+        self.steps += 1
+        await self.work(self.steps)
+        return []
+
+
+async def test_a_notice_arriving_during_the_pre_step_work_waits_for_the_next_step(
+    rig: Rig, server: ParityServer
+) -> None:
+    # Native's pre-step claims the inbox before its own work (the skill catalog, the
+    # hooks): what arrives meanwhile (a job's notice) is the next step's.
+    notice = [{"type": "text", "text": "background job finished"}]
+
+    async def notice_arrives(step: int) -> None:
+        if step == 1:
+            await asyncio.sleep(0)
+            assert rig.agent.steer(notice, "job-notice") is True
+
+    host = ParityStreamProvider(server.url)
+    rig.agent.tools = ToolRegistry([*await fixture_tools(host), _PreStepWork(notice_arrives)])
+    server.tools["echo"] = {"content": [{"type": "text", "text": "r"}], "isError": False}
+    server.script += [_call_step("echo"), text_response("ok")]
+    assert await rig.agent.run_turn(GO, ROUTE) == {"kind": "completed"}
+    await host.aclose()
+    first, second = (s.body["messages"] for s in server.streams())
+    assert {"role": "user", "content": notice} not in first
+    assert second[-1] == {"role": "user", "content": notice}
+
+
+@pytest.mark.parametrize("keep_inbox", [False, True])
+async def test_a_cancel_during_the_pre_step_work_keeps_the_claimed_input_only_if_told(
+    rig: Rig, server: ParityServer, keep_inbox: bool
+) -> None:
+    steer = [{"type": "text", "text": "also do this"}]
+    working = asyncio.Event()
+
+    async def steer_then_block(step: int) -> None:
+        if step == 1:
+            rig.agent.steer(steer)  # claimed by step 2, which then blocks
+        else:
+            working.set()
+            await asyncio.sleep(3600)
+
+    host = ParityStreamProvider(server.url)
+    blocking = _PreStepWork(steer_then_block)
+    rig.agent.tools = ToolRegistry([*await fixture_tools(host), blocking])
+    server.tools["echo"] = {"content": [{"type": "text", "text": "r"}], "isError": False}
+    server.script += [_call_step("echo"), text_response("next")]
+    turn = asyncio.create_task(rig.agent.run_turn(GO, ROUTE))
+    await asyncio.wait_for(working.wait(), 5)
+    rig.agent.cancel(keep_inbox=keep_inbox)
+    assert await asyncio.wait_for(turn, 5) == {"kind": "aborted"}
+    blocking.work = lambda step: asyncio.sleep(0)
     await rig.agent.run_turn(GO, ROUTE)
     await host.aclose()
     carried = [u["content"] for u in rig.of("user/message") if u["turn"] == 2]
