@@ -173,14 +173,16 @@ def running_adopted() -> list[int]:
     return [pid for pid in adopted() if (info := proc_stat(pid)) and info.state != "Z"]
 
 
-def end_adopted(timeout: float = 2.0) -> int:
+def end_adopted(timeout: float = 2.0, foreign: frozenset[int] = frozenset()) -> int:
     """SIGKILL and reap every adopted orphan (zombies included), again for the children
     each one leaves (they are re-parented here in turn); how many of them were still
-    running (a zombie had ended by itself: reaped, not counted)."""
+    running (a zombie had ended by itself: reaped, not counted), but for `foreign` ones
+    (ended too, but adopted before the run that asks began)."""
     total = 0
     deadline = time.monotonic() + timeout
     while (pids := adopted()) and time.monotonic() < deadline:
-        total += sum(1 for pid in pids if (info := proc_stat(pid)) and info.state != "Z")
+        running = [pid for pid in pids if (info := proc_stat(pid)) and info.state != "Z"]
+        total += sum(1 for pid in running if pid not in foreign)
         _kill_and_reap(pids, deadline)
     return total
 

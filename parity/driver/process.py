@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import functools
 import os
 import signal
 from collections.abc import Callable, Mapping
@@ -138,12 +139,13 @@ def group_members(pgid: int) -> list[int]:
     return members
 
 
-def _outside_group(pgid: int) -> list[int]:
-    """Adopted orphans still running that left process group `pgid` (a new session)."""
+def _outside_group(pgid: int, foreign: frozenset[int]) -> list[int]:
+    """Adopted orphans still running that left process group `pgid` (a new session),
+    but for those adopted before the agent started (`foreign`)."""
     return [
         pid
         for pid in orphans.running_adopted()
-        if (info := orphans.proc_stat(pid)) is not None and info.pgrp != pgid
+        if pid not in foreign and (info := orphans.proc_stat(pid)) and info.pgrp != pgid
     ]
 
 
@@ -202,6 +204,9 @@ class AgentProcess:
     record: ProcessRecord
     _stderr: bytearray = field(default_factory=bytearray)
     _stderr_task: asyncio.Task[None] | None = None
+    foreign: frozenset[int] = frozenset()
+    """Orphans this process had adopted before the agent started: an earlier run's (one
+    process runs many agents in turn), never this one's leftovers."""
 
     @property
     def pid(self) -> int:
@@ -321,14 +326,15 @@ class AgentProcess:
             # re-parented here when it ended: a moment to read EOF and follow it.
             # (Not one still in its group: that one is a leftover, counted above.)
             deadline += ORPHAN_GRACE - LEFTOVER_GRACE
-            await progress.outlast(lambda: _outside_group(self.pid), deadline, busy_deadline)
+            outside = functools.partial(_outside_group, self.pid, self.foreign)
+            await progress.outlast(outside, deadline, busy_deadline)
         if _kill_group(self.pid, signal.SIGKILL):
             deadline = loop.time() + ladder.kill
             while group_members(self.pid) and loop.time() < deadline:
                 await asyncio.sleep(0.01)
         # Descendants that left the group (a double fork into a new session) were
         # re-parented to the harness, the subreaper: end them too (docs/driver.md).
-        self.record.leftovers += left + orphans.end_adopted()
+        self.record.leftovers += left + orphans.end_adopted(foreign=self.foreign)
         if self._stderr_task is not None:
             # A child outside the group can hold stderr open; do not wait on it forever.
             with contextlib.suppress(TimeoutError):
@@ -370,6 +376,7 @@ async def spawn(argv: list[str], env: Mapping[str, str], cwd: Path) -> AgentProc
     """
     orphans.become_subreaper()
     guard_harness()
+    foreign = frozenset(orphans.adopted())
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE,
@@ -383,6 +390,6 @@ async def spawn(argv: list[str], env: Mapping[str, str], cwd: Path) -> AgentProc
     )
     _live_groups.add(proc.pid)
     orphans.claim(proc.pid)
-    agent = AgentProcess(proc, ProcessRecord(argv=list(argv), pid=proc.pid))
+    agent = AgentProcess(proc, ProcessRecord(argv=list(argv), pid=proc.pid), foreign=foreign)
     agent._stderr_task = asyncio.get_running_loop().create_task(agent._drain_stderr())
     return agent

@@ -210,3 +210,29 @@ async def test_a_child_still_working_past_the_grace_gets_longer_than_one_asleep(
     finally:
         for pid in with_marker(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_an_orphan_adopted_before_the_run_is_not_this_runs_leftover() -> None:
+    # One worker process runs many agents in turn: a marked orphan re-parented to it
+    # before this run began (an earlier test's, an earlier run's) is neither this run's
+    # leftover nor a process this run waits for (`ORPHAN_GRACE`); it is still ended.
+    from parity.driver import orphans
+
+    assert orphans.become_subreaper()
+    marker = f"{uuid.uuid4().int % 10**6:06d}.75"
+    env = orphans.marked_env(dict(os.environ))
+    subprocess.run(["sh", "-c", f"sleep {marker} & exit 0"], env=env, start_new_session=True)
+    deadline = time.monotonic() + 5
+    while not any(pid in orphans.adopted() for pid in with_marker(marker)):
+        assert time.monotonic() < deadline, "the orphan was never adopted"
+        time.sleep(0.005)
+    try:
+        started = time.monotonic()
+        t = await run([*BASIC, st("prompt", session="s1", text="hi")])
+        assert time.monotonic() - started < process.ORPHAN_GRACE, t.problems
+        assert t.processes[0].leftovers == 0, t.problems
+        assert not any("leftover" in p for p in t.problems)
+        assert wait_none(marker, 2.0) == []
+    finally:
+        for pid in with_marker(marker):
+            os.kill(pid, signal.SIGKILL)
