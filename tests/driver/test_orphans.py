@@ -40,7 +40,10 @@ def wait_none(marker: str, timeout: float) -> list[int]:
     return left
 
 
-async def test_a_daemonized_child_outside_the_group_is_ended() -> None:
+async def test_a_daemonized_child_outside_the_group_is_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(process, "ORPHAN_GRACE", 1.2)  # asleep: waited for that long, no more
     marker = f"daemon-{uuid.uuid4().hex}"
     try:
         t = await run(
@@ -138,10 +141,13 @@ def test_stat_reads_parent_and_session_not_the_tty() -> None:
         child.wait(5)
 
 
-async def test_children_with_an_emptied_environment_are_ended_and_counted() -> None:
+async def test_children_with_an_emptied_environment_are_ended_and_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Double-forked, `setsid`, exec'd with an empty environment: no mark in sight, yet
     the no-new-privileges bit every agent gets is inherited and cannot be cleared. They
     are ended with the run and reported as leftovers, with their count (issue 33)."""
+    monkeypatch.setattr(process, "ORPHAN_GRACE", 1.2)  # asleep: waited for that long, no more
     marker = f"vanish-{uuid.uuid4().hex}"
     try:
         t = await run(
