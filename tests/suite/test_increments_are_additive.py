@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from parity.view.dump import load_view
 from tests.support.project import Project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +62,7 @@ def test_baseline_transcripts_differ_only_by_the_declared_increment_fields(
     shipped = sorted((REPO / "scenarios" / "baseline").glob("*.yaml"))
     assert len(shipped) >= 6
     for path in shipped:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_view(path.read_text(encoding="utf-8"))
         data["targets"] = ["plus", "plus-full"]
         data["diverge"] = []  # the native rules do not apply; no difference is expected
         data.pop("expect_problems", None)

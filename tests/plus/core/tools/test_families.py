@@ -91,10 +91,10 @@ def test_guidance_follows_the_families_order_and_may_depend_on_other_families() 
 def test_the_system_prompt_is_identity_persona_then_guidance() -> None:
     """Native's composition (its sections ordered, empty ones dropped, joined by a blank
     line), checked against a recording of native 0.2.1-rc.2 with built-in tools on."""
-    import yaml
+    from parity.view.dump import load_view
 
     root = Path(__file__).resolve().parents[4]
-    view = yaml.safe_load((root / "snapshots/tools/read-edit-write/native.yaml").read_text())
+    view = load_view((root / "snapshots/tools/read-edit-write/native.yaml").read_text())
     native = next(m["body"]["system"] for m in view["model"] if m.get("body"))
     head = system_prompt(DEFAULT_IDENTITY, DEFAULT_PERSONA, model="mock", cwd="/w")
     assert head is not None and native.startswith(head + "\n\n")

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from plus_stream_server import ParityServer, text_response, tool_call_response
 
 from acp_plus.core.agent import Agent, Route
@@ -22,13 +21,14 @@ from acp_plus.core.sandbox import SandboxMode
 from acp_plus.core.store import SessionStore
 from acp_plus.core.tools.base import Tool, ToolContext, ToolRegistry, ToolResult
 from acp_plus.core.tools.fs_family import FS_GUIDANCE, fs_tools
+from parity.view.dump import load_view
 
 REPO = Path(__file__).resolve().parents[4]
 NATIVE = REPO / "snapshots" / "tools" / "read-edit-write" / "native.yaml"
 
 
 def _native_request() -> dict[str, Any]:
-    recorded = yaml.safe_load(NATIVE.read_text(encoding="utf-8"))
+    recorded = load_view(NATIVE.read_text(encoding="utf-8"))
     body: dict[str, Any] = next(r["body"] for r in recorded["model"] if r["path"] == "/stream")
     return body
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from acp_plus.core.tools import fs_search
 from acp_plus.core.tools.base import ToolContext, ToolRegistry
@@ -22,13 +21,14 @@ from acp_plus.core.tools.fs_search import (
     fs_search_tools,
     workdir_relative,
 )
+from parity.view.dump import load_view
 
 REPO = Path(__file__).resolve().parents[4]
 NATIVE = REPO / "snapshots" / "tools" / "fs-search" / "native.yaml"
 
 
 def _native_request() -> dict[str, Any]:
-    recorded = yaml.safe_load(NATIVE.read_text(encoding="utf-8"))
+    recorded = load_view(NATIVE.read_text(encoding="utf-8"))
     body: dict[str, Any] = next(r["body"] for r in recorded["model"] if r["path"] == "/stream")
     return body
 

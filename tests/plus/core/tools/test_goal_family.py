@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from acp_plus.core import goals
 from acp_plus.core.tools.base import ToolContext
 from acp_plus.core.tools.families import ToolSetup, offered, select
 from acp_plus.core.tools.goal_family import GOAL_GUIDANCE, GoalBook, goal_tools
+from parity.view.dump import load_view
 
 SNAPSHOTS = Path(__file__).parents[4] / "snapshots" / "tools"
 FAMILY = ("create_goal", "get_goal", "update_goal")
@@ -27,7 +27,7 @@ FAMILY = ("create_goal", "get_goal", "update_goal")
 def _native_bodies() -> list[dict[str, Any]]:
     bodies = []
     for path in sorted(SNAPSHOTS.glob("goal-*/native.yaml")):
-        view = yaml.safe_load(path.read_text())
+        view = load_view(path.read_text())
         bodies += [r["body"] for r in view.get("model") or [] if "tools" in (r.get("body") or {})]
     return bodies
 

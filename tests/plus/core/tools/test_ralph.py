@@ -39,6 +39,7 @@ from acp_plus.core.tools.ralph_text import (
 )
 from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 from acp_plus.core.tools.structured import TOOL_NAME as NAME
+from parity.view.dump import load_view
 
 REPO = Path(__file__).parents[4]
 SNAPSHOTS = REPO / "snapshots" / "tools"
@@ -46,7 +47,7 @@ ROUTE = Route("mock", "mock")
 
 
 def _rc8(scenario: str) -> list[dict[str, Any]]:
-    view = yaml.safe_load((SNAPSHOTS / scenario / "native-rc8.yaml").read_text())
+    view = load_view((SNAPSHOTS / scenario / "native-rc8.yaml").read_text())
     return [r for r in view["model"] if r["path"] == "/stream"]
 
 

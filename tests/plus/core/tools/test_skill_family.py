@@ -28,6 +28,7 @@ from acp_plus.core.tools.skill_family import (
     render_catalog,
     skill_tools,
 )
+from parity.view.dump import load_view
 
 ROOT = Path(__file__).parents[4]
 SCENARIOS = ROOT / "scenarios" / "tools"
@@ -36,7 +37,7 @@ NAMES = ("skill-load", "skill-errors", "skill-home", "skill-catalog-change")
 
 
 def _requests(name: str) -> list[dict[str, Any]]:
-    view = yaml.safe_load((SNAPSHOTS / name / "native.yaml").read_text())
+    view = load_view((SNAPSHOTS / name / "native.yaml").read_text())
     return [r["body"] for r in view["model"] if r.get("path") == "/stream"]
 
 

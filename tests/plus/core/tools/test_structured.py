@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from plus_stream_server import ParityServer, text_response, tool_call_response
 
 from acp_plus.core.agent import Agent, Route
@@ -23,6 +22,7 @@ from acp_plus.core.store import SessionStore
 from acp_plus.core.tools.arg_check import violations
 from acp_plus.core.tools.base import ToolContext, ToolRegistry
 from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
+from parity.view.dump import load_view
 
 SNAPSHOT = Path(__file__).parents[4] / "snapshots/tools/workflow-agent-structured/native.yaml"
 SCHEMA = {
@@ -35,7 +35,7 @@ CTX = ToolContext("child", Path("/w"), "s-1", 1)
 
 
 def _children() -> dict[int, list[dict[str, Any]]]:
-    view = yaml.safe_load(SNAPSHOT.read_text())
+    view = load_view(SNAPSHOT.read_text())
     out: dict[int, list[dict[str, Any]]] = {}
     for request in view["model"]:
         if request.get("agent"):

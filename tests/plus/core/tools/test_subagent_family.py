@@ -12,20 +12,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from acp_plus.core.agent import Route
 from acp_plus.core.subagents import Host, SubagentError, Subagents, settlement
 from acp_plus.core.tools.base import ToolContext
 from acp_plus.core.tools.subagent_family import subagent_guidance, subagent_tools
 from acp_plus.server.children import child_runtime, completed_turns
+from parity.view.dump import load_view
 
 SNAPSHOTS = Path(__file__).parents[4] / "snapshots" / "tools"
 FAMILY = ("subagent", "subagent_fork", "list_agents", "send_message", "interrupt_agent")
 
 
 def _native(scenario: str) -> list[dict[str, Any]]:
-    view = yaml.safe_load((SNAPSHOTS / scenario / "native.yaml").read_text())
+    view = load_view((SNAPSHOTS / scenario / "native.yaml").read_text())
     # The main agent's requests first, then each child's (the view's order).
     return [r for r in view["model"] if r["path"] == "/stream"]
 
