@@ -4,7 +4,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 SCHEMA  := parity/schema/acp/schema.json
-PYTEST_N ?= auto
+PYTEST_N ?= $(shell n=$$(nproc); echo $$(( 2 * n < 8 ? 2 * n : 8 )))
 PARITY_N ?= auto
 PARITY_WORKERS = $(if $(filter auto,$(PARITY_N)),$(shell nproc),$(if $(filter 0,$(PARITY_N)),1 (serial),$(PARITY_N)))
 REQUIRE ?=
@@ -41,9 +41,10 @@ parity: $(STAMP) $(SCHEMA)
 	@echo "make parity: $(PARITY_WORKERS) worker(s) on $$(nproc) core(s) (PARITY_N=$(PARITY_N))"
 	$(BIN)/parity run -n $(PARITY_N) $(if $(V),-v) $(if $(REQUIRE),--require-targets $(REQUIRE)) $(if $(LIVE),--require-live $(LIVE))
 
-## PYTEST_N=auto: one pytest-xdist worker per core. More were faster (three: 344-370 s
-## against 436 s of pytest here; four: 328 s) but had timing failures under that load,
-## so they are not the default (docs/performance.md, "make test: Hypothesis's caches...").
+## PYTEST_N: two pytest-xdist workers per core (at most 8; PYTEST_N=auto is one per
+## core): the suite waits on agents, timeouts and installs for nearly half its worker
+## time, so a second worker per core fills the cores (docs/performance.md, "make test in
+## five minutes").
 ## make test: unit and integration tests of both packages, plus the parity suite, then
 ## the DSH plugin's node tests against the real fake LLM. Native and the third-party
 ## peers are compared from their recorded snapshots there (RECORDED, `parity run

@@ -665,7 +665,9 @@ def _package_id(layout: Layout) -> str:
     return layout.package
 
 
-@pytest.fixture(params=LAYOUTS, ids=_package_id)
+# Module scope also keeps this module's tests on one xdist worker (tests/support/schedule.py),
+# which then parses each package once, not once per worker.
+@pytest.fixture(scope="module", params=LAYOUTS, ids=_package_id)
 def layout(request: pytest.FixtureRequest) -> Layout:
     chosen: Layout = request.param
     return chosen
