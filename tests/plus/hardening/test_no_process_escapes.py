@@ -103,8 +103,24 @@ async def test_a_background_job_dies_with_its_tool(
         await _run(agent, w, ending, marker)
         pid = _job_pid(w)
         assert pid is not None, "the background job never started"
-        await wait_for(lambda: not running(pid) and not processes_with(marker), GONE_WITHIN)
+        try:
+            await wait_for(lambda: not running(pid) and not processes_with(marker), GONE_WITHIN)
+        except TimeoutError:
+            left = [_describe(p) for p in sorted({pid, *processes_with(marker)}) if running(p)]
+            raise AssertionError(f"alive {GONE_WITHIN} s after the {ending}: {left}") from None
     assert not processes_with(marker)
+
+
+def _describe(pid: int) -> str:
+    """A process as /proc shows it: pid, state, parent, command line (for a failure)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
+    except OSError:
+        return f"{pid} (gone)"
+    return (
+        f"{pid} {stat[0].decode()} ppid {stat[1].decode()}: {argv.decode(errors='replace')[:200]}"
+    )
 
 
 def test_the_job_script_really_backgrounds(tmp_path: Path) -> None:
