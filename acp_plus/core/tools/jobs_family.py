@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from acp_plus.core.js_json import js_json
 from acp_plus.core.tools.answering import AnsweringTool
 from acp_plus.core.tools.base import Tool, ToolContext
 from acp_plus.core.tools.job_table import JobError, JobTable, status_line
@@ -42,7 +43,8 @@ class _JobTool(AnsweringTool):
     def precheck(self, args: dict[str, Any]) -> str | None:
         job_id = args.get("job_id")
         if isinstance(job_id, str) and not job_id:
-            return f"invalid job_id: expected a non-empty string, got {job_id!r}"
+            # Native renders the value with JSON.stringify: `got ""`.
+            return f"invalid job_id: expected a non-empty string, got {js_json(job_id)}"
         return None
 
 
