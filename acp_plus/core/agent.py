@@ -140,8 +140,7 @@ class Agent:
         r = Route(*route)
         last = last_route(self.log.events())
         held = last and (last["provider"], last["model"], last["effort"], last["explicitEffort"])
-        same = held == tuple(r)
-        return None if same else self.commit(ev.route_set(*r[:3], r.explicit_effort))
+        return None if held == tuple(r) else self.commit(ev.route_set(*r))
 
     # -- control -----------------------------------------------------------------------
 
