@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from acp_plus.core import events as ev
 from acp_plus.core.context import _APPROVAL_ASK, _APPROVAL_NEVER
+from acp_plus.core.history import last_turn
 from acp_plus.core.subagents import Host, Source, Subagents
 from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
 from acp_plus.core.tools.subagent_family import DELEGATION_TOOLS
@@ -52,6 +56,20 @@ def child_runtime(text: str, tools: list[str], depth: int, max_depth: int) -> st
             )
     parts.append(DELEGATED)
     return "\n\n".join(parts)
+
+
+def _quoted(path: Path) -> str:
+    return json.dumps(str(path), ensure_ascii=False)  # native's JSON.stringify
+
+
+def moved(runtime: str, old: Path, new: Path) -> str:
+    """A runtime-context text naming working directory `new` where it named `old`."""
+    line = "Current working directory: {}."
+    return runtime.replace(line.format(_quoted(old)), line.format(_quoted(new)))
+
+
+def context_message(msg_id: str, turn: int, text: str) -> ev.UserMessage:
+    return ev.context_message(msg_id, turn, "runtime-context", text)
 
 
 def completed_turns(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -137,6 +155,9 @@ def _spawner(
             for event in completed_turns(parent.log.events()):
                 log.append(event)
         agent = child(log, where)
+        if where != parent.cwd:  # native's note, before the task: the child starts elsewhere
+            note = f"The working directory changed from {_quoted(parent.cwd)} to {_quoted(where)}."
+            log.append(context_message(str(uuid.uuid4()), last_turn(log.events()) + 1, note))
         if schema is not None:  # native's structured child: the tool, and the demand last
             agent.tools = StructuredTools(agent.tools, schema)
             guidance = (*agent.context.guidance, INSTRUCTION)
@@ -153,7 +174,7 @@ def _spawner(
         text = base.context.runtime
         if text is not None:
             names = base.tools.names()
-            text = child_runtime(text, names, depth, agents.max_depth)
+            text = child_runtime(moved(text, parent.cwd, where), names, depth, agents.max_depth)
         agent = Agent(
             log,
             base.providers,
