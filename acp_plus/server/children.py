@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp_plus.core import events as ev
-from acp_plus.core.context import _APPROVAL_ASK, _APPROVAL_NEVER
+from acp_plus.core.context import _APPROVAL_ASK, _APPROVAL_NEVER, _CWD
 from acp_plus.core.history import last_turn
 from acp_plus.core.subagents import Host, Source, Subagents
 from acp_plus.core.tools.structured import INSTRUCTION, StructuredTools
@@ -64,8 +64,7 @@ def _quoted(path: Path) -> str:
 
 def moved(runtime: str, old: Path, new: Path) -> str:
     """A runtime-context text naming working directory `new` where it named `old`."""
-    line = "Current working directory: {}."
-    return runtime.replace(line.format(_quoted(old)), line.format(_quoted(new)))
+    return runtime.replace(_CWD.format(cwd=_quoted(old)), _CWD.format(cwd=_quoted(new)))
 
 
 def context_message(msg_id: str, turn: int, text: str) -> ev.UserMessage:
