@@ -18,8 +18,6 @@ import contextvars
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from acp_plus.core.tools.base import Tool, ToolResult
 
 MAX_PARALLEL = 10
@@ -46,6 +44,10 @@ def concurrency_safe(tool: Tool | None, args: Any) -> bool:
         return False
     if not isinstance(args, dict):
         return False
+    # Imported on the first call: jsonschema is a third of the agent's start-up imports,
+    # and a session whose model calls no concurrency-safe tool never needs it.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator(tool.parameters).is_valid(args)
 
 

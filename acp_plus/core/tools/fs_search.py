@@ -19,7 +19,6 @@ import functools
 import json
 import os
 import shutil
-from importlib import metadata
 from typing import Any, ClassVar
 
 from acp_plus.core.js_json import js_trim
@@ -66,6 +65,10 @@ def workdir_relative(path: str, workdir: str) -> str:
 def ripgrep() -> str | None:
     """The `rg` of the installed `ripgrep` distribution (wherever pip put its scripts:
     a venv, `--user`, pipx), else the first on PATH, else None."""
+    # Imported here, on the first search: importlib.metadata is a noticeable part of the
+    # agent's start-up, and most sessions never search.
+    from importlib import metadata
+
     try:
         dist = metadata.distribution("ripgrep")
     except metadata.PackageNotFoundError:

@@ -22,14 +22,13 @@ logs it). Every read is fresh: a skill written mid-session is seen at the next s
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 SKILL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 """Native's skill-name grammar: kebab-case, lower-case letters and digits."""
@@ -85,26 +84,36 @@ def roots(cwd: Path, home: Path | None, env: Mapping[str, str]) -> tuple[Root, .
     return tuple(found)
 
 
-class _Yaml12Loader(yaml.SafeLoader):
+@functools.cache
+def _yaml12_loader() -> type[Any]:
     """PyYAML's safe loader with YAML 1.2's core booleans and no timestamps, as the
     `yaml` package native parses front matter with reads them (`on`, `yes` and
-    `2024-01-01` stay strings)."""
+    `2024-01-01` stay strings). Built on first use: most sessions read no skill file, and
+    PyYAML is a large part of the agent's start-up imports otherwise."""
+    import yaml
 
+    class Yaml12Loader(yaml.SafeLoader):
+        pass
 
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith((":bool", ":timestamp"))]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool",
-    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-    list("tTfF"),
-)
+    Yaml12Loader.yaml_implicit_resolvers = {
+        first: [
+            (tag, regexp) for tag, regexp in resolvers if not tag.endswith((":bool", ":timestamp"))
+        ]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    Yaml12Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool",
+        re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+        list("tTfF"),
+    )
+    return Yaml12Loader
 
 
 def front_matter(text: str) -> tuple[dict[str, Any], str] | None:
     """The front matter mapping and the body after it, or None when the text has none
     (its first line must be `---`, closed by a later `---` line; CRLF allowed)."""
+    import yaml
+
     first_end = text.find("\n")
     if first_end < 0 or text[:first_end].removesuffix("\r") != "---":
         return None
@@ -113,7 +122,7 @@ def front_matter(text: str) -> tuple[dict[str, Any], str] | None:
         newline = text.find("\n", line_start)
         line_end = len(text) if newline < 0 else newline
         if text[line_start:line_end].removesuffix("\r") == "---":
-            data = yaml.load(text[start:line_start], Loader=_Yaml12Loader)
+            data = yaml.load(text[start:line_start], Loader=_yaml12_loader())
             if not isinstance(data, dict):
                 return None
             return data, text[len(text) if newline < 0 else newline + 1 :]
@@ -143,6 +152,8 @@ def _flag(data: Mapping[str, Any], key: str) -> bool | None:
 
 def parse_skill(text: str, path: Path, base: Path) -> Skill | None:
     """The skill a file's text declares, or None when it declares none native accepts."""
+    import yaml
+
     try:
         parsed = front_matter(text)
     except yaml.YAMLError:

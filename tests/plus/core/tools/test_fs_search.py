@@ -116,7 +116,7 @@ def no_ripgrep_wheel(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     def missing(name: str) -> Any:
         raise metadata.PackageNotFoundError(name)
 
-    monkeypatch.setattr(fs_search.metadata, "distribution", missing)
+    monkeypatch.setattr(metadata, "distribution", missing)
     fs_search.ripgrep.cache_clear()
     yield
     fs_search.ripgrep.cache_clear()
