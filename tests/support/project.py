@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.support.forked_cli import run_cli
 
 AGENT = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "mini_agent.py"
 
@@ -93,15 +94,9 @@ class Project:
         which the default output leaves out."""
         if verbose and args and args[0] in ("run", "record") and "-q" not in args:
             args = (args[0], "-v", *args[1:])
-        return subprocess.run(
-            [sys.executable, "-m", "parity.cli", *args],
-            cwd=self.root,
-            env=child_env(**env, **({"CI": "true"} if ci else {})),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
+        # Forked from a process that has imported the harness (tests/support/forked_cli.py):
+        # the same command, without paying its interpreter's start-up on every call.
+        return run_cli(args, self.root, child_env(**env, **({"CI": "true"} if ci else {})), timeout)
 
     def snapshot(self, scenario: str, target: str) -> Path:
         return self.root / "snapshots" / scenario / f"{target}.yaml"
