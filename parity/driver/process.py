@@ -179,7 +179,9 @@ class _Progress:
         while (pids := remaining()) and loop.time() < busy_end:
             busy = any([self.working(pid, loop.time()) for pid in pids])
             if loop.time() >= grace_end and not busy:
-                break
+                # Listed again: one that ended between the listing and its check (seen
+                # as not working) followed the agent after all; it is no leftover.
+                return remaining()
             await asyncio.sleep(0.02)
         return pids
 

@@ -147,11 +147,13 @@ class Zygote:
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._lines = b""
+        self._lock = threading.Lock()  # one call at a time: the zygote serves them in turn
 
     def _start(self) -> socket.socket:
         if self._sock is not None and self._proc is not None and self._proc.poll() is None:
             return self._sock
-        mine, theirs = socket.socketpair()
+        # Datagram-like: each request and answer is one message, its file descriptors with it.
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "tests.support.forked_cli", str(theirs.fileno())],
             cwd=ROOT,
@@ -196,6 +198,16 @@ class Zygote:
         """`subprocess.run([python, -m, parity.cli, *args], capture_output=True,
         text=True)`, forked: the same result, and `TimeoutExpired` past `timeout` (the
         call is killed first)."""
+        with self._lock:
+            return self._run(args, cwd, env, timeout)
+
+    def _run(
+        self,
+        args: Sequence[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        timeout: float | None,
+    ) -> subprocess.CompletedProcess[str]:
         sock = self._start()
         deadline = None if timeout is None else time.monotonic() + timeout
         out_r, out_w = os.pipe()
