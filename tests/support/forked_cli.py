@@ -147,7 +147,8 @@ class Zygote:
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._lines = b""
-        self._lock = threading.Lock()  # one call at a time: the zygote serves them in turn
+        self._lock = threading.Lock()
+        atexit.register(self.close)
 
     def _start(self) -> socket.socket:
         if self._sock is not None and self._proc is not None and self._proc.poll() is None:
@@ -162,7 +163,6 @@ class Zygote:
         )
         theirs.close()
         self._sock, self._lines = mine, b""
-        atexit.register(self.close)
         return mine
 
     def close(self) -> None:
@@ -198,44 +198,35 @@ class Zygote:
         """`subprocess.run([python, -m, parity.cli, *args], capture_output=True,
         text=True)`, forked: the same result, and `TimeoutExpired` past `timeout` (the
         call is killed first)."""
-        with self._lock:
-            return self._run(args, cwd, env, timeout)
-
-    def _run(
-        self,
-        args: Sequence[str],
-        cwd: Path,
-        env: Mapping[str, str],
-        timeout: float | None,
-    ) -> subprocess.CompletedProcess[str]:
-        sock = self._start()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
-        null = os.open(os.devnull, os.O_RDONLY)
-        request = {"args": list(args), "cwd": str(cwd), "env": dict(env)}
-        try:
-            socket.send_fds(sock, [json.dumps(request).encode()], [null, out_w, err_w])
-        finally:
-            for fd in (null, out_w, err_w):
-                os.close(fd)
-        pid = self._answer(sock, deadline)["pid"]
-        out, err, timed_out = _collect(out_r, err_r, deadline)
-        if timed_out:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        try:
-            status = self._answer(sock, None if timed_out else deadline)["status"]
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            self._answer(sock, None)
-            timed_out = True
-        argv = [sys.executable, "-m", "parity.cli", *args]
-        stdout, stderr = _text(out), _text(err)
-        if timed_out:
-            raise subprocess.TimeoutExpired(argv, timeout or 0, stdout, stderr)
-        return subprocess.CompletedProcess(argv, status, stdout, stderr)
+        with self._lock:  # one call at a time: the zygote serves them in turn
+            sock = self._start()
+            deadline = None if timeout is None else time.monotonic() + timeout
+            out_r, out_w = os.pipe()
+            err_r, err_w = os.pipe()
+            null = os.open(os.devnull, os.O_RDONLY)
+            request = {"args": list(args), "cwd": str(cwd), "env": dict(env)}
+            try:
+                socket.send_fds(sock, [json.dumps(request).encode()], [null, out_w, err_w])
+            finally:
+                for fd in (null, out_w, err_w):
+                    os.close(fd)
+            pid = self._answer(sock, deadline)["pid"]
+            out, err, timed_out = _collect(out_r, err_r, deadline)
+            if timed_out:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            try:
+                status = self._answer(sock, None if timed_out else deadline)["status"]
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                self._answer(sock, None)
+                timed_out = True
+            argv = [sys.executable, "-m", "parity.cli", *args]
+            stdout, stderr = _text(out), _text(err)
+            if timed_out:
+                raise subprocess.TimeoutExpired(argv, timeout or 0, stdout, stderr)
+            return subprocess.CompletedProcess(argv, status, stdout, stderr)
 
 
 def _collect(out_r: int, err_r: int, deadline: float | None) -> tuple[bytes, bytes, bool]:
